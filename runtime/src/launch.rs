@@ -1,0 +1,265 @@
+//! Launch configuration, the block context handed to compiled code, and the grid executor.
+
+use rayon::prelude::*;
+
+use crate::RuntimeError;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Dim3 {
+    pub const fn new(x: u32, y: u32, z: u32) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+
+    pub fn count(self) -> u64 {
+        self.x as u64 * self.y as u64 * self.z as u64
+    }
+}
+
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Dim3 {
+        Dim3::new(x, 1, 1)
+    }
+}
+
+impl From<(u32, u32)> for Dim3 {
+    fn from((x, y): (u32, u32)) -> Dim3 {
+        Dim3::new(x, y, 1)
+    }
+}
+
+impl From<(u32, u32, u32)> for Dim3 {
+    fn from((x, y, z): (u32, u32, u32)) -> Dim3 {
+        Dim3::new(x, y, z)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchConfig {
+    pub grid: Dim3,
+    pub block: Dim3,
+    /// Bytes of `.extern .shared` memory per block.
+    pub dynamic_shared_bytes: u32,
+}
+
+/// Limits of a compute-capability 8.x/9.x device.
+pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
+const MAX_BLOCK: Dim3 = Dim3::new(1024, 1024, 64);
+const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
+
+impl LaunchConfig {
+    pub fn validate(&self) -> Result<(), RuntimeError> {
+        let bad = |msg: String| Err(RuntimeError::InvalidConfig(msg));
+        let (g, b) = (self.grid, self.block);
+        if g.count() == 0 || b.count() == 0 {
+            return bad(format!(
+                "grid {g:?} and block {b:?} must have no zero dimension"
+            ));
+        }
+        if b.count() > MAX_THREADS_PER_BLOCK {
+            return bad(format!(
+                "{} threads per block exceeds the limit of {MAX_THREADS_PER_BLOCK}",
+                b.count()
+            ));
+        }
+        if b.x > MAX_BLOCK.x || b.y > MAX_BLOCK.y || b.z > MAX_BLOCK.z {
+            return bad(format!("block {b:?} exceeds the limit {MAX_BLOCK:?}"));
+        }
+        if g.x > MAX_GRID.x || g.y > MAX_GRID.y || g.z > MAX_GRID.z {
+            return bad(format!("grid {g:?} exceeds the limit {MAX_GRID:?}"));
+        }
+        Ok(())
+    }
+}
+
+/// What compiled code receives for one block. The field layout is the contract with the code
+/// generator, which reads fields at their `offset_of!` offsets.
+#[repr(C)]
+#[derive(Debug)]
+pub struct BlockContext {
+    /// The kernel's parameter buffer (laid out as the `.entry` declares).
+    pub params: *const u8,
+    /// This block's shared memory: static variables first, then the dynamic part.
+    pub shared: *mut u8,
+    pub ctaid: [u32; 3],
+    pub nctaid: [u32; 3],
+    pub ntid: [u32; 3],
+    pub dynamic_shared_bytes: u32,
+}
+
+/// A compiled block function: runs every thread of one block, returns a [`Status`] word.
+pub type BlockFn = unsafe extern "C" fn(*const BlockContext) -> u64;
+
+/// Why a block stopped early.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StatusKind {
+    /// Internal: the thread executed `exit` inside a called function.
+    Exit,
+    /// `trap`.
+    Trap,
+    /// Any other code, reserved for later kinds.
+    Other(u32),
+}
+
+/// The word a block function returns: 0 when every thread finished, otherwise the kind
+/// (bits 56–63), the index of the function (bits 32–55) and of the instruction (bits 0–31)
+/// that stopped it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status(pub u64);
+
+impl Status {
+    pub const OK: u64 = 0;
+    pub const EXIT: u32 = 1;
+    pub const TRAP: u32 = 2;
+
+    pub fn encode(kind: u32, function: u32, inst: u32) -> u64 {
+        (kind as u64) << 56 | ((function as u64) & 0xFF_FFFF) << 32 | inst as u64
+    }
+
+    pub fn kind(self) -> StatusKind {
+        match (self.0 >> 56) as u32 {
+            Status::EXIT => StatusKind::Exit,
+            Status::TRAP => StatusKind::Trap,
+            k => StatusKind::Other(k),
+        }
+    }
+
+    pub fn function(self) -> u32 {
+        ((self.0 >> 32) & 0xFF_FFFF) as u32
+    }
+
+    pub fn instruction(self) -> u32 {
+        self.0 as u32
+    }
+}
+
+/// A block that stopped with a non-zero status.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockFailure {
+    pub status: Status,
+    pub block: Dim3,
+}
+
+/// Runs `func` for every block of the grid, blocks as tasks on the rayon work-stealing pool.
+/// Returns when every block has finished, or with the first failure seen (blocks not yet
+/// started are then skipped).
+///
+/// # Safety
+/// `func` must be a block function that only touches memory reachable from `params` (laid out
+/// as it expects) and from the shared memory this function allocates (`static_shared_bytes`
+/// plus the dynamic part of `config`).
+pub unsafe fn launch(
+    func: BlockFn,
+    config: &LaunchConfig,
+    params: &[u8],
+    static_shared_bytes: u32,
+) -> Result<Result<(), BlockFailure>, RuntimeError> {
+    config.validate()?;
+    let shared_bytes = static_shared_bytes as usize + config.dynamic_shared_bytes as usize;
+    let (g, b) = (config.grid, config.block);
+    let blocks = g.count();
+    // Raw pointers are not Send; pass the parameter buffer's address instead.
+    let params_addr = params.as_ptr() as usize;
+    let run_block = |shared: &mut Vec<u64>, index: u64| -> Result<(), BlockFailure> {
+        let ctaid = [
+            (index % g.x as u64) as u32,
+            (index / g.x as u64 % g.y as u64) as u32,
+            (index / (g.x as u64 * g.y as u64)) as u32,
+        ];
+        // Shared memory starts zeroed in every block, so results never depend on scheduling.
+        shared.iter_mut().for_each(|w| *w = 0);
+        let ctx = BlockContext {
+            params: params_addr as *const u8,
+            shared: shared.as_mut_ptr() as *mut u8,
+            ctaid,
+            nctaid: [g.x, g.y, g.z],
+            ntid: [b.x, b.y, b.z],
+            dynamic_shared_bytes: config.dynamic_shared_bytes,
+        };
+        // SAFETY: the caller guarantees `func` is a block function for this context.
+        let status = unsafe { func(&ctx) };
+        if status == Status::OK {
+            Ok(())
+        } else {
+            Err(BlockFailure {
+                status: Status(status),
+                block: Dim3::new(ctaid[0], ctaid[1], ctaid[2]),
+            })
+        }
+    };
+    let words = shared_bytes.div_ceil(8);
+    Ok((0..blocks)
+        .into_par_iter()
+        .try_for_each_init(|| vec![0u64; words], run_block))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    static BLOCKS_RUN: AtomicU64 = AtomicU64::new(0);
+
+    unsafe extern "C" fn count_blocks(ctx: *const BlockContext) -> u64 {
+        let ctx = unsafe { &*ctx };
+        assert_eq!(ctx.ntid, [4, 2, 1]);
+        BLOCKS_RUN.fetch_add(
+            1 + ctx.ctaid[0] as u64 + 100 * ctx.ctaid[1] as u64,
+            Ordering::Relaxed,
+        );
+        0
+    }
+
+    unsafe extern "C" fn trap_in_block_3(ctx: *const BlockContext) -> u64 {
+        if unsafe { (*ctx).ctaid[0] } == 3 {
+            Status::encode(Status::TRAP, 2, 7)
+        } else {
+            0
+        }
+    }
+
+    #[test]
+    fn every_block_of_the_grid_runs_once() {
+        let cfg = LaunchConfig {
+            grid: Dim3::new(5, 3, 1),
+            block: Dim3::new(4, 2, 1),
+            dynamic_shared_bytes: 0,
+        };
+        unsafe { launch(count_blocks, &cfg, &[], 0) }
+            .unwrap()
+            .unwrap();
+        // sum over x<5, y<3 of (1 + x + 100y) = 15 + 30 + 100*5*3
+        assert_eq!(BLOCKS_RUN.load(Ordering::Relaxed), 15 + 30 + 1500);
+    }
+
+    #[test]
+    fn a_failing_block_is_reported_with_its_index() {
+        let cfg = LaunchConfig {
+            grid: Dim3::new(8, 1, 1),
+            block: Dim3::new(1, 1, 1),
+            dynamic_shared_bytes: 0,
+        };
+        let failure = unsafe { launch(trap_in_block_3, &cfg, &[], 0) }
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(failure.block, Dim3::new(3, 0, 0));
+        assert_eq!(failure.status.kind(), StatusKind::Trap);
+        assert_eq!(failure.status.function(), 2);
+        assert_eq!(failure.status.instruction(), 7);
+    }
+
+    #[test]
+    fn oversized_block_is_rejected() {
+        let cfg = LaunchConfig {
+            grid: Dim3::new(1, 1, 1),
+            block: Dim3::new(1025, 1, 1),
+            dynamic_shared_bytes: 0,
+        };
+        assert!(unsafe { launch(count_blocks, &cfg, &[], 0) }.is_err());
+    }
+}

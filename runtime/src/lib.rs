@@ -1,0 +1,22 @@
+//! ptxjit-runtime: device memory, launch configuration and the work-stealing grid executor.
+//!
+//! The runtime knows nothing about PTX: it runs a compiled *block function* (one call runs every
+//! thread of one block) for every block of a grid, on a rayon pool, and hands it a
+//! [`BlockContext`] whose layout is the contract with the code generator.
+
+mod launch;
+mod memory;
+
+pub use launch::{
+    BlockContext, BlockFailure, BlockFn, Dim3, LaunchConfig, MAX_THREADS_PER_BLOCK, Status,
+    StatusKind, launch,
+};
+pub use memory::DeviceBuffer;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    #[error("invalid launch configuration: {0}")]
+    InvalidConfig(String),
+    #[error("device allocation of {0} bytes failed")]
+    OutOfMemory(usize),
+}

@@ -1,0 +1,215 @@
+//! The command line's argument specs (`u32:8`, `f16:0.5`, `file:x.bin`, `zeros:64`): parsing
+//! them into kernel arguments, checked against the parameter they are for.
+
+use crate::frontend::checked::Rounding;
+use crate::kernel::ParamInfo;
+use crate::semantics::half::{BF16, F16};
+
+/// What one `--arg SPEC` asks for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ArgSpec {
+    /// A scalar passed by value: its little-endian bytes.
+    Scalar(Vec<u8>),
+    /// A device buffer initialised from a file.
+    File(String),
+    /// A zero-filled device buffer of this many bytes.
+    Zeros(usize),
+}
+
+fn parse_uint(v: &str) -> Result<u64, String> {
+    let r = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+        Some(hex) => u64::from_str_radix(hex, 16),
+        None => v.parse::<u64>(),
+    };
+    r.map_err(|_| format!("'{v}' is not a number (decimal or 0x hex)"))
+}
+
+fn parse_int(v: &str, bits: u32, signed: bool) -> Result<u64, String> {
+    let value = if signed && v.starts_with('-') {
+        let n: i64 = v.parse().map_err(|_| format!("'{v}' is not a number"))?;
+        if bits < 64 && n < -(1i64 << (bits - 1)) {
+            return Err(format!("{v} does not fit in {bits} bits"));
+        }
+        return Ok((n as u64) & mask(bits));
+    } else {
+        parse_uint(v)?
+    };
+    let max = if signed && !v.starts_with("0x") {
+        mask(bits) >> 1
+    } else {
+        mask(bits)
+    };
+    if value > max {
+        return Err(format!("{v} does not fit in {bits} bits"));
+    }
+    Ok(value)
+}
+
+fn mask(bits: u32) -> u64 {
+    if bits == 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Parses one spec (without checking it against a parameter).
+pub fn parse_spec(spec: &str) -> Result<ArgSpec, String> {
+    let (kind, value) = spec
+        .split_once(':')
+        .ok_or_else(|| format!("'{spec}' is not KIND:VALUE"))?;
+    let int = |bits: u32, signed: bool| -> Result<ArgSpec, String> {
+        let v = parse_int(value, bits, signed)?;
+        Ok(ArgSpec::Scalar(
+            v.to_le_bytes()[..bits as usize / 8].to_vec(),
+        ))
+    };
+    let is_hex = value.starts_with("0x") || value.starts_with("0X");
+    let float = |v: &str| {
+        v.parse::<f64>()
+            .map_err(|_| format!("'{v}' is not a number"))
+    };
+    match kind {
+        "u8" | "b8" => int(8, false),
+        "u16" | "b16" => int(16, false),
+        "u32" | "b32" => int(32, false),
+        "u64" | "b64" => int(64, false),
+        "s8" => int(8, true),
+        "s16" => int(16, true),
+        "s32" => int(32, true),
+        "s64" => int(64, true),
+        "f32" if is_hex => int(32, false),
+        "f64" if is_hex => int(64, false),
+        "f16" | "bf16" if is_hex => int(16, false),
+        "f32" => Ok(ArgSpec::Scalar(
+            (float(value)? as f32).to_le_bytes().to_vec(),
+        )),
+        "f64" => Ok(ArgSpec::Scalar(float(value)?.to_le_bytes().to_vec())),
+        "f16" => Ok(ArgSpec::Scalar(
+            F16.round(float(value)?, Rounding::Rn)
+                .to_le_bytes()
+                .to_vec(),
+        )),
+        "bf16" => Ok(ArgSpec::Scalar(
+            BF16.round(float(value)?, Rounding::Rn)
+                .to_le_bytes()
+                .to_vec(),
+        )),
+        "file" => Ok(ArgSpec::File(value.to_string())),
+        "zeros" => Ok(ArgSpec::Zeros(parse_uint(value)? as usize)),
+        _ => Err(format!("unknown argument kind '{kind}' in '{spec}'")),
+    }
+}
+
+/// Checks that a spec fits the parameter it is passed for.
+pub fn check_spec(spec: &ArgSpec, param: &ParamInfo) -> Result<(), String> {
+    match spec {
+        ArgSpec::Scalar(bytes) if bytes.len() != param.size as usize => Err(format!(
+            "parameter '{}' ({}{}) takes {} bytes, the spec gives {}",
+            param.name,
+            param.ty,
+            param.array.map(|k| format!("[{k}]")).unwrap_or_default(),
+            param.size,
+            bytes.len()
+        )),
+        ArgSpec::File(_) | ArgSpec::Zeros(_) if param.size != 8 => Err(format!(
+            "parameter '{}' ({}) is not a 64-bit pointer: a buffer cannot be passed to it",
+            param.name, param.ty
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Parses `X[,Y[,Z]]`.
+pub fn parse_dim(s: &str) -> Result<[u32; 3], String> {
+    let parts: Vec<&str> = s.split(',').collect();
+    if parts.is_empty() || parts.len() > 3 {
+        return Err(format!("'{s}' is not X[,Y[,Z]]"));
+    }
+    let mut d = [1u32; 3];
+    for (slot, p) in d.iter_mut().zip(&parts) {
+        *slot = p
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{s}' is not X[,Y[,Z]] of positive integers"))?;
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::PtxType;
+
+    #[test]
+    fn scalar_specs() {
+        assert_eq!(
+            parse_spec("u32:8").unwrap(),
+            ArgSpec::Scalar(vec![8, 0, 0, 0])
+        );
+        assert_eq!(
+            parse_spec("s16:-2").unwrap(),
+            ArgSpec::Scalar(vec![0xFE, 0xFF])
+        );
+        assert_eq!(
+            parse_spec("b32:0x42003800").unwrap(),
+            ArgSpec::Scalar(vec![0x00, 0x38, 0x00, 0x42])
+        );
+        assert_eq!(
+            parse_spec("f16:0.5").unwrap(),
+            ArgSpec::Scalar(vec![0x00, 0x38])
+        );
+        assert_eq!(
+            parse_spec("bf16:1").unwrap(),
+            ArgSpec::Scalar(vec![0x80, 0x3F])
+        );
+        assert_eq!(
+            parse_spec("f16:0x7BFF").unwrap(),
+            ArgSpec::Scalar(vec![0xFF, 0x7B])
+        );
+        assert_eq!(
+            parse_spec("f32:1.5").unwrap(),
+            ArgSpec::Scalar(1.5f32.to_le_bytes().to_vec())
+        );
+        assert_eq!(parse_spec("zeros:16").unwrap(), ArgSpec::Zeros(16));
+    }
+
+    #[test]
+    fn f16_decimal_rounds_to_nearest_even() {
+        // 1 + 2^-11 is a tie between 1.0 and the next f16: even wins.
+        assert_eq!(
+            parse_spec("f16:1.00048828125").unwrap(),
+            ArgSpec::Scalar(vec![0x00, 0x3C])
+        );
+    }
+
+    #[test]
+    fn bad_specs_are_errors() {
+        assert!(parse_spec("u8:256").is_err());
+        assert!(parse_spec("s8:-129").is_err());
+        assert!(parse_spec("q32:1").is_err());
+        assert!(parse_spec("u32").is_err());
+        assert!(parse_spec("f16:abc").is_err());
+    }
+
+    #[test]
+    fn by_value_b8_array_takes_a_scalar_of_its_size() {
+        let p = ParamInfo {
+            name: "s".into(),
+            ty: PtxType::B8,
+            size: 2,
+            array: Some(2),
+        };
+        assert!(check_spec(&parse_spec("f16:0.5").unwrap(), &p).is_ok());
+        assert!(check_spec(&parse_spec("u32:1").unwrap(), &p).is_err());
+        assert!(check_spec(&parse_spec("zeros:4").unwrap(), &p).is_err());
+    }
+
+    #[test]
+    fn dims() {
+        assert_eq!(parse_dim("8").unwrap(), [8, 1, 1]);
+        assert_eq!(parse_dim("2,3,4").unwrap(), [2, 3, 4]);
+        assert!(parse_dim("1,2,3,4").is_err());
+        assert!(parse_dim("x").is_err());
+    }
+}

@@ -1,0 +1,173 @@
+//! Errors are values: PTX diagnostics point at `file:line:col` and show the line; launch errors
+//! name the kernel and the instruction.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// A byte range in a source file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
+    }
+
+    pub fn to(self, other: Span) -> Span {
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
+    }
+}
+
+/// A PTX source text with the name diagnostics use for it.
+#[derive(Debug)]
+pub struct Source {
+    pub name: String,
+    pub text: String,
+}
+
+impl Source {
+    pub fn new(name: impl Into<String>, text: impl Into<String>) -> Arc<Source> {
+        Arc::new(Source {
+            name: name.into(),
+            text: text.into(),
+        })
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: u32) -> (usize, usize) {
+        let offset = (offset as usize).min(self.text.len());
+        let before = &self.text[..offset];
+        let line = before.matches('\n').count() + 1;
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        let col = self.text[line_start..offset].chars().count() + 1;
+        (line, col)
+    }
+
+    /// The text of the 1-based line, without its newline.
+    pub fn line_text(&self, line: usize) -> &str {
+        self.text.lines().nth(line - 1).unwrap_or("")
+    }
+
+    /// `file:line:col` of a span's start.
+    pub fn location(&self, span: Span) -> String {
+        let (line, col) = self.line_col(span.start);
+        format!("{}:{}:{}", self.name, line, col)
+    }
+}
+
+/// A problem in PTX text, located by a span.
+#[derive(Clone)]
+pub struct Diagnostic {
+    pub source: Arc<Source>,
+    pub span: Span,
+    pub message: String,
+}
+
+impl Diagnostic {
+    pub fn new(source: &Arc<Source>, span: Span, message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            source: source.clone(),
+            span,
+            message: message.into(),
+        }
+    }
+
+    pub fn location(&self) -> String {
+        self.source.location(self.span)
+    }
+}
+
+impl fmt::Display for Diagnostic {
+    /// `file:line:col: error: message`, then the line and a caret under the span.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (line, col) = self.source.line_col(self.span.start);
+        let text = self.source.line_text(line);
+        writeln!(
+            f,
+            "{}:{}:{}: error: {}",
+            self.source.name, line, col, self.message
+        )?;
+        let gutter = format!("{line}");
+        writeln!(f, "{} |", " ".repeat(gutter.len()))?;
+        writeln!(f, "{gutter} | {}", text.replace('\t', " "))?;
+        let width = {
+            let span_len = (self.span.end.saturating_sub(self.span.start)) as usize;
+            let rest = text.chars().count().saturating_sub(col - 1);
+            span_len.clamp(1, rest.max(1))
+        };
+        write!(
+            f,
+            "{} | {}{}",
+            " ".repeat(gutter.len()),
+            " ".repeat(col - 1),
+            "^".repeat(width)
+        )
+    }
+}
+
+impl fmt::Debug for Diagnostic {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Everything that can go wrong in ptxjit.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The PTX text is malformed, ill-typed or uses something not supported.
+    #[error("{0}")]
+    Ptx(Box<Diagnostic>),
+    /// Several diagnostics at once (`ptxjit check` reports them all).
+    #[error("{}", .0.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("\n"))]
+    PtxMany(Vec<Diagnostic>),
+    #[error("no kernel named '{name}' in the module (entries: {available})")]
+    NoSuchKernel { name: String, available: String },
+    #[error("kernel '{kernel}': {message}")]
+    Launch { kernel: String, message: String },
+    #[error("kernel '{kernel}': {what} at {location}: `{instruction}`")]
+    Runtime {
+        kernel: String,
+        what: String,
+        location: String,
+        instruction: String,
+    },
+    #[error("code generation failed for '{function}': {message}")]
+    Codegen { function: String, message: String },
+    #[error(transparent)]
+    Device(#[from] ptxjit_runtime::RuntimeError),
+}
+
+impl From<Diagnostic> for Error {
+    fn from(d: Diagnostic) -> Error {
+        Error::Ptx(Box::new(d))
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diagnostic_names_file_line_col_and_shows_the_line_with_a_caret() {
+        let src = Source::new("k.ptx", ".version 8.0\n\tfoo.bar %r1;\n");
+        let d = Diagnostic::new(&src, Span::new(14, 21), "unsupported instruction 'foo.bar'");
+        let text = d.to_string();
+        assert!(
+            text.starts_with("k.ptx:2:2: error: unsupported instruction 'foo.bar'\n"),
+            "{text}"
+        );
+        assert!(text.contains("2 |  foo.bar %r1;"), "{text}");
+        assert!(text.ends_with("  |  ^^^^^^^"), "{text}");
+    }
+}

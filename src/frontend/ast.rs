@@ -1,0 +1,179 @@
+//! The parsed module, before names are resolved: what the text says, with spans.
+
+use crate::error::Span;
+use crate::types::PtxType;
+
+#[derive(Debug, Default)]
+pub struct Module {
+    pub version: Option<String>,
+    pub target: Vec<String>,
+    pub address_size: Option<u32>,
+    pub functions: Vec<Function>,
+    pub globals: Vec<VarDecl>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FunctionKind {
+    Entry,
+    Func,
+}
+
+#[derive(Debug)]
+pub struct Function {
+    pub kind: FunctionKind,
+    pub name: String,
+    pub span: Span,
+    pub returns: Vec<ParamDecl>,
+    pub params: Vec<ParamDecl>,
+    /// `None` for a declaration (`.extern .func f(...);` or a prototype before its definition).
+    pub body: Option<Vec<Stmt>>,
+    /// `.reqntid` / `.maxntid` if given (x, y, z).
+    pub reqntid: Option<[u32; 3]>,
+    pub maxntid: Option<[u32; 3]>,
+}
+
+/// A parameter of an `.entry` or `.func` (`.param .u64 .ptr .global .align 8 name`,
+/// `.param .align 2 .b8 name[2]`, or a `.reg` parameter of a `.func`).
+#[derive(Clone, Debug)]
+pub struct ParamDecl {
+    pub name: String,
+    pub span: Span,
+    pub ty: PtxType,
+    pub align: Option<u32>,
+    /// Element count for array parameters (`.b8 name[K]`).
+    pub array: Option<u32>,
+    pub is_reg: bool,
+}
+
+impl ParamDecl {
+    pub fn size(&self) -> u32 {
+        self.ty.size() * self.array.unwrap_or(1)
+    }
+
+    pub fn alignment(&self) -> u32 {
+        self.align.unwrap_or(self.ty.size()).max(1)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StateSpace {
+    Global,
+    Shared,
+    Const,
+    Local,
+    Param,
+    Generic,
+}
+
+impl StateSpace {
+    pub fn from_name(name: &str) -> Option<StateSpace> {
+        Some(match name {
+            "global" => StateSpace::Global,
+            "shared" => StateSpace::Shared,
+            "const" => StateSpace::Const,
+            "local" => StateSpace::Local,
+            "param" => StateSpace::Param,
+            _ => return None,
+        })
+    }
+}
+
+/// A variable in a state space (`.shared .align 4 .b8 smem[1024];`).
+#[derive(Clone, Debug)]
+pub struct VarDecl {
+    pub space: StateSpace,
+    pub name: String,
+    pub span: Span,
+    pub ty: PtxType,
+    pub align: Option<u32>,
+    /// Vector width from `.v2`/`.v4`.
+    pub vector: u32,
+    /// Product of the array dimensions; `Some(0)` for `[]` (size set elsewhere).
+    pub array: Option<u32>,
+    pub is_extern: bool,
+    /// Flattened initializer values (raw bits of each element).
+    pub init: Vec<Immediate>,
+}
+
+impl VarDecl {
+    pub fn size(&self) -> u64 {
+        self.ty.size() as u64 * self.vector as u64 * self.array.unwrap_or(1) as u64
+    }
+
+    pub fn alignment(&self) -> u32 {
+        self.align.unwrap_or(self.ty.size() * self.vector).max(1)
+    }
+}
+
+#[derive(Debug)]
+pub enum Stmt {
+    Reg(RegDecl),
+    Var(VarDecl),
+    Label { name: String, span: Span },
+    Inst(Instruction),
+    Block(Vec<Stmt>),
+}
+
+#[derive(Debug)]
+pub struct RegDecl {
+    pub ty: PtxType,
+    pub vector: u32,
+    /// Names after expanding ranges (`%r<3>` is `%r0 %r1 %r2`).
+    pub names: Vec<(String, Span)>,
+}
+
+#[derive(Debug)]
+pub struct Instruction {
+    pub guard: Option<Guard>,
+    /// The whole dotted opcode (`fma.rn.f16x2`).
+    pub opcode: String,
+    pub opcode_span: Span,
+    pub operands: Vec<Operand>,
+    pub span: Span,
+}
+
+#[derive(Debug)]
+pub struct Guard {
+    pub reg: String,
+    pub negated: bool,
+    pub span: Span,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Immediate {
+    /// An integer literal (two's complement bits; negative literals wrap).
+    Int(u64),
+    /// `0fXXXXXXXX`.
+    F32(u32),
+    /// `0dXXXXXXXXXXXXXXXX` or a decimal floating literal.
+    F64(u64),
+}
+
+#[derive(Clone, Debug)]
+pub struct Operand {
+    pub kind: OperandKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum OperandKind {
+    /// A register, special register, label, function or variable name, with an optional
+    /// `+offset` (variables only).
+    Name(String, i64),
+    Imm(Immediate),
+    /// `[base+offset]`; `base` is a register or variable name, or absent for `[imm]`.
+    Address {
+        base: Option<String>,
+        offset: i64,
+    },
+    /// `{a, b}`.
+    Vector(Vec<Operand>),
+    /// `(a, b)` in `call`.
+    List(Vec<Operand>),
+    /// `!p`.
+    Not(Box<Operand>),
+    /// `p|q`.
+    Pair(Box<Operand>, Box<Operand>),
+    /// `_`: a sink.
+    Sink,
+}

@@ -1,0 +1,909 @@
+//! Resolves names and decodes instructions: `ast::Module` → `checked::Module`.
+//!
+//! Each opcode is decoded once, here, into its family with normalized modifiers; an opcode that
+//! parses but is not supported is reported by its full name and location.
+
+use super::ast::{self, Immediate, OperandKind, StateSpace, Stmt};
+use super::checked::*;
+use crate::error::{Diagnostic, Source, Span};
+use crate::types::PtxType;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+type CResult<T> = Result<T, Diagnostic>;
+
+pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnostic>> {
+    let mut diags = Vec::new();
+    let mut globals = Vec::new();
+    let mut global_names = HashMap::new();
+    for g in &m.globals {
+        match var_from_decl(source, g) {
+            Ok(v) => {
+                global_names.insert(g.name.clone(), globals.len());
+                globals.push(v);
+            }
+            Err(d) => diags.push(d),
+        }
+    }
+    // A function may be declared (prototype) and defined later: the definition wins.
+    let mut func_ids: HashMap<String, FuncId> = HashMap::new();
+    let mut order: Vec<&ast::Function> = Vec::new();
+    for f in &m.functions {
+        match func_ids.get(&f.name) {
+            Some(&id) if order[id].body.is_none() => order[id] = f,
+            Some(_) if f.body.is_none() => {}
+            Some(_) => diags.push(Diagnostic::new(
+                source,
+                f.span,
+                format!("function '{}' is defined twice", f.name),
+            )),
+            None => {
+                func_ids.insert(f.name.clone(), order.len());
+                order.push(f);
+            }
+        }
+    }
+    let mut functions = Vec::new();
+    for f in &order {
+        let checker = FunctionChecker {
+            source,
+            globals: &global_names,
+            funcs: &func_ids,
+            regs: Vec::new(),
+            vars: Vec::new(),
+            scopes: vec![HashMap::new()],
+            labels: HashMap::new(),
+            label_pos: Vec::new(),
+            label_names: Vec::new(),
+            body: Vec::new(),
+            params: HashMap::new(),
+            diags: Vec::new(),
+        };
+        match checker.function(f) {
+            Ok(cf) => functions.push(cf),
+            Err(mut ds) => diags.append(&mut ds),
+        }
+    }
+    if diags.is_empty() {
+        Ok(Module {
+            source: source.clone(),
+            functions,
+            globals,
+        })
+    } else {
+        Err(diags)
+    }
+}
+
+fn var_from_decl(source: &Arc<Source>, d: &ast::VarDecl) -> CResult<Var> {
+    let size = d.size();
+    if size > 1 << 32 {
+        return Err(Diagnostic::new(
+            source,
+            d.span,
+            format!("variable '{}' is too large ({size} bytes)", d.name),
+        ));
+    }
+    let init = if d.init.is_empty() {
+        None
+    } else {
+        let elem = d.ty.size() as usize;
+        let mut bytes = vec![0u8; size as usize];
+        if d.init.len() as u64 * elem as u64 > size.max(elem as u64) {
+            return Err(Diagnostic::new(
+                source,
+                d.span,
+                format!("too many initializers for '{}'", d.name),
+            ));
+        }
+        if bytes.len() < d.init.len() * elem {
+            bytes.resize(d.init.len() * elem, 0);
+        }
+        for (i, v) in d.init.iter().enumerate() {
+            let raw = immediate_bits(*v, d.ty);
+            bytes[i * elem..(i + 1) * elem].copy_from_slice(&raw.to_le_bytes()[..elem]);
+        }
+        Some(bytes)
+    };
+    Ok(Var {
+        name: d.name.clone(),
+        span: d.span,
+        space: d.space,
+        size: size.max(init.as_ref().map_or(0, |b| b.len() as u64)),
+        align: d.alignment(),
+        is_extern: d.is_extern,
+        init,
+    })
+}
+
+/// The bits of a literal as a value of `ty` (an integer literal in a float variable is
+/// converted by value, as ptxas does).
+pub fn immediate_bits(imm: Immediate, ty: PtxType) -> u64 {
+    match (imm, ty) {
+        (Immediate::Int(v), PtxType::F32) => (v as i64 as f32).to_bits() as u64,
+        (Immediate::Int(v), PtxType::F64) => (v as i64 as f64).to_bits(),
+        (Immediate::Int(v), _) => v,
+        (Immediate::F32(b), PtxType::F64) => (f32::from_bits(b) as f64).to_bits(),
+        (Immediate::F32(b), _) => b as u64,
+        (Immediate::F64(b), PtxType::F32) => (f64::from_bits(b) as f32).to_bits() as u64,
+        (Immediate::F64(b), _) => b,
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Name {
+    Reg(RegId),
+    Var(usize),
+}
+
+struct FunctionChecker<'a> {
+    source: &'a Arc<Source>,
+    globals: &'a HashMap<String, usize>,
+    funcs: &'a HashMap<String, FuncId>,
+    regs: Vec<Reg>,
+    vars: Vec<Var>,
+    scopes: Vec<HashMap<String, Name>>,
+    labels: HashMap<String, LabelId>,
+    label_pos: Vec<usize>,
+    label_names: Vec<String>,
+    body: Vec<Inst>,
+    /// Parameter and return names → symbol.
+    params: HashMap<String, Symbol>,
+    diags: Vec<Diagnostic>,
+}
+
+fn layout(params: &[ast::ParamDecl]) -> (Vec<Param>, u32) {
+    let mut offset = 0u32;
+    let mut out = Vec::new();
+    for p in params {
+        let align = p.alignment();
+        offset = offset.div_ceil(align) * align;
+        out.push(Param {
+            name: p.name.clone(),
+            span: p.span,
+            ty: p.ty,
+            size: p.size(),
+            align,
+            offset,
+            array: p.array,
+        });
+        offset += p.size();
+    }
+    (out, offset)
+}
+
+impl<'a> FunctionChecker<'a> {
+    fn err(&self, span: Span, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(self.source, span, msg)
+    }
+
+    fn function(mut self, f: &ast::Function) -> Result<Function, Vec<Diagnostic>> {
+        let (params, params_size) = layout(&f.params);
+        let (returns, _) = layout(&f.returns);
+        for (i, p) in params.iter().enumerate() {
+            self.params.insert(p.name.clone(), Symbol::Param(i));
+        }
+        for (i, p) in returns.iter().enumerate() {
+            self.params.insert(p.name.clone(), Symbol::Return(i));
+        }
+        let body = match &f.body {
+            Some(stmts) => {
+                self.collect_labels(stmts);
+                self.block(stmts);
+                if !self.diags.is_empty() {
+                    return Err(self.diags);
+                }
+                Some(std::mem::take(&mut self.body))
+            }
+            None => None,
+        };
+        Ok(Function {
+            name: f.name.clone(),
+            kind: f.kind,
+            span: f.span,
+            params,
+            params_size,
+            returns,
+            regs: self.regs,
+            vars: self.vars,
+            body,
+            labels: self.label_pos,
+            label_names: self.label_names,
+            reqntid: f.reqntid,
+            maxntid: f.maxntid,
+        })
+    }
+
+    fn collect_labels(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            match s {
+                Stmt::Label { name, span } => {
+                    if self.labels.contains_key(name) {
+                        self.diags
+                            .push(self.err(*span, format!("label '{name}' is defined twice")));
+                    } else {
+                        self.labels.insert(name.clone(), self.label_names.len());
+                        self.label_names.push(name.clone());
+                        self.label_pos.push(usize::MAX);
+                    }
+                }
+                Stmt::Block(inner) => self.collect_labels(inner),
+                _ => {}
+            }
+        }
+    }
+
+    fn block(&mut self, stmts: &[Stmt]) {
+        for s in stmts {
+            match s {
+                Stmt::Reg(r) => {
+                    if r.vector != 1 {
+                        self.diags.push(self.err(
+                            r.names[0].1,
+                            "vector registers (.reg .v2/.v4) are not supported",
+                        ));
+                        continue;
+                    }
+                    for (name, _) in &r.names {
+                        let id = self.regs.len() as RegId;
+                        self.regs.push(Reg {
+                            name: name.clone(),
+                            ty: r.ty,
+                        });
+                        self.scopes
+                            .last_mut()
+                            .expect("scope")
+                            .insert(name.clone(), Name::Reg(id));
+                    }
+                }
+                Stmt::Var(v) => match var_from_decl(self.source, v) {
+                    Ok(var) => {
+                        let id = self.vars.len();
+                        self.vars.push(var);
+                        self.scopes
+                            .last_mut()
+                            .expect("scope")
+                            .insert(v.name.clone(), Name::Var(id));
+                    }
+                    Err(d) => self.diags.push(d),
+                },
+                Stmt::Label { name, .. } => {
+                    let id = self.labels[name];
+                    self.label_pos[id] = self.body.len();
+                }
+                Stmt::Inst(i) => match self.instruction(i) {
+                    Ok(inst) => self.body.push(inst),
+                    Err(d) => self.diags.push(d),
+                },
+                Stmt::Block(inner) => {
+                    self.scopes.push(HashMap::new());
+                    self.block(inner);
+                    self.scopes.pop();
+                }
+            }
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<Name> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    fn symbol(&self, name: &str) -> Option<Symbol> {
+        match self.lookup(name) {
+            Some(Name::Var(id)) => Some(Symbol::Local(id)),
+            Some(Name::Reg(_)) => None,
+            None => self
+                .params
+                .get(name)
+                .copied()
+                .or_else(|| self.globals.get(name).map(|&g| Symbol::Global(g))),
+        }
+    }
+
+    fn reg(&self, name: &str, span: Span) -> CResult<RegId> {
+        match self.lookup(name) {
+            Some(Name::Reg(id)) => Ok(id),
+            _ => Err(self.err(span, format!("undefined register '{name}'"))),
+        }
+    }
+
+    fn instruction(&mut self, i: &ast::Instruction) -> CResult<Inst> {
+        let op = decode(&i.opcode).map_err(|msg| self.err(i.opcode_span, msg))?;
+        let guard = match &i.guard {
+            Some(g) => {
+                let reg = self.reg(&g.reg, g.span)?;
+                if self.regs[reg as usize].ty != PtxType::Pred {
+                    return Err(
+                        self.err(g.span, format!("guard '{}' is not a .pred register", g.reg))
+                    );
+                }
+                Some(Guard {
+                    reg,
+                    negated: g.negated,
+                })
+            }
+            None => None,
+        };
+        let args = i
+            .operands
+            .iter()
+            .map(|o| self.operand(o, op))
+            .collect::<CResult<Vec<_>>>()?;
+        let inst = Inst {
+            guard,
+            op,
+            args,
+            span: i.span,
+            opcode: i.opcode.clone(),
+        };
+        self.check_arity(&inst)?;
+        Ok(inst)
+    }
+
+    fn operand(&self, o: &ast::Operand, op: Op) -> CResult<Arg> {
+        Ok(match &o.kind {
+            OperandKind::Imm(v) => Arg::Imm(*v),
+            OperandKind::Sink => Arg::Sink,
+            OperandKind::Name(name, offset) => {
+                if let Some(Name::Reg(id)) = self.lookup(name) {
+                    if *offset != 0 {
+                        return Err(
+                            self.err(o.span, "a register cannot take an offset outside [ ]")
+                        );
+                    }
+                    return Ok(Arg::Reg(id));
+                }
+                if let Some(s) = special(name) {
+                    return Ok(Arg::Special(s));
+                }
+                if matches!(op, Op::Bra)
+                    && let Some(&l) = self.labels.get(name)
+                {
+                    return Ok(Arg::Label(l));
+                }
+                if matches!(op, Op::Call)
+                    && let Some(&f) = self.funcs.get(name)
+                {
+                    return Ok(Arg::Func(f));
+                }
+                if let Some(s) = self.symbol(name) {
+                    return Ok(Arg::SymbolAddr(s, *offset));
+                }
+                if name.starts_with('%') {
+                    return Err(self.err(o.span, format!("undefined register '{name}'")));
+                }
+                return Err(self.err(o.span, format!("undefined name '{name}'")));
+            }
+            OperandKind::Address { base, offset } => {
+                let base = match base {
+                    None => AddrBase::Absolute,
+                    Some(name) => match self.lookup(name) {
+                        Some(Name::Reg(id)) => AddrBase::Reg(id),
+                        _ => match self.symbol(name) {
+                            Some(s) => AddrBase::Symbol(s),
+                            None => {
+                                return Err(
+                                    self.err(o.span, format!("undefined name '{name}' in address"))
+                                );
+                            }
+                        },
+                    },
+                };
+                Arg::Addr {
+                    base,
+                    offset: *offset,
+                }
+            }
+            OperandKind::Vector(items) => {
+                let mut v = Vec::new();
+                for item in items {
+                    v.push(self.operand(item, op)?);
+                }
+                Arg::Vector(v)
+            }
+            OperandKind::List(items) => {
+                let mut v = Vec::new();
+                for item in items {
+                    v.push(match &item.kind {
+                        OperandKind::Name(name, 0) => match self.symbol(name) {
+                            Some(s) => Arg::SymbolAddr(s, 0),
+                            None => self.operand(item, op)?,
+                        },
+                        _ => self.operand(item, op)?,
+                    });
+                }
+                Arg::List(v)
+            }
+            OperandKind::Not(inner) => match &inner.kind {
+                OperandKind::Name(name, 0) => Arg::Not(self.reg(name, inner.span)?),
+                _ => return Err(self.err(o.span, "'!' applies to a predicate register")),
+            },
+            OperandKind::Pair(a, b) => Arg::Pair(
+                Box::new(self.operand(a, op)?),
+                Box::new(self.operand(b, op)?),
+            ),
+        })
+    }
+
+    fn check_arity(&self, inst: &Inst) -> CResult<()> {
+        let n = inst.args.len();
+        let want: &[usize] = match inst.op {
+            Op::Mov(_) | Op::Ld { .. } | Op::St { .. } | Op::Cvta { .. } => &[2],
+            Op::Cvt { dst, .. } if dst == PtxType::F16x2 || dst == PtxType::BF16x2 => &[2, 3],
+            Op::Cvt { .. } => &[2],
+            Op::Int { op, .. } => match op {
+                IntOp::Abs
+                | IntOp::Neg
+                | IntOp::Not
+                | IntOp::CNot
+                | IntOp::Popc
+                | IntOp::Clz
+                | IntOp::Brev => &[2],
+                IntOp::Mad(_) => &[4],
+                _ => &[3],
+            },
+            Op::Float { op, .. } => match op {
+                FloatOp::Fma => &[4],
+                FloatOp::Neg
+                | FloatOp::Abs
+                | FloatOp::Rcp
+                | FloatOp::Sqrt
+                | FloatOp::Rsqrt
+                | FloatOp::Ex2
+                | FloatOp::Lg2
+                | FloatOp::Sin
+                | FloatOp::Cos
+                | FloatOp::Tanh => &[2],
+                _ => &[3],
+            },
+            Op::Setp { bool_op, .. } => {
+                if bool_op.is_some() {
+                    &[4]
+                } else {
+                    &[3]
+                }
+            }
+            Op::Selp(_) => &[4],
+            Op::Bra => &[1],
+            Op::Ret | Op::Exit | Op::Trap => &[0],
+            Op::Call => &[1, 2, 3],
+        };
+        if want.contains(&n) {
+            Ok(())
+        } else {
+            let expected = want
+                .iter()
+                .map(|w| w.to_string())
+                .collect::<Vec<_>>()
+                .join(" or ");
+            Err(self.err(
+                inst.span,
+                format!("'{}' takes {expected} operands, found {n}", inst.opcode),
+            ))
+        }
+    }
+}
+
+fn special(name: &str) -> Option<Special> {
+    let dim = |s: &str| match s {
+        "x" => Some(Dim::X),
+        "y" => Some(Dim::Y),
+        "z" => Some(Dim::Z),
+        _ => None,
+    };
+    if let Some((base, comp)) = name.split_once('.') {
+        let d = dim(comp)?;
+        return Some(match base {
+            "%tid" => Special::Tid(d),
+            "%ntid" => Special::Ntid(d),
+            "%ctaid" => Special::Ctaid(d),
+            "%nctaid" => Special::Nctaid(d),
+            _ => return None,
+        });
+    }
+    Some(match name {
+        "%laneid" => Special::LaneId,
+        "%warpid" => Special::WarpId,
+        "%nwarpid" => Special::NWarpId,
+        "%smid" => Special::SmId,
+        "%nsmid" => Special::NSmId,
+        "%gridid" => Special::GridId,
+        "%clock" => Special::Clock,
+        "%clock64" => Special::Clock64,
+        "%globaltimer" => Special::GlobalTimer,
+        "%dynamic_smem_size" => Special::DynamicSmemSize,
+        "%lanemask_eq" => Special::LaneMask(CmpOp::Eq),
+        "%lanemask_le" => Special::LaneMask(CmpOp::Le),
+        "%lanemask_lt" => Special::LaneMask(CmpOp::Lt),
+        "%lanemask_ge" => Special::LaneMask(CmpOp::Ge),
+        "%lanemask_gt" => Special::LaneMask(CmpOp::Gt),
+        _ => return None,
+    })
+}
+
+// ---- opcode decoding ------------------------------------------------------------------------
+
+fn cmp_op(s: &str) -> Option<CmpOp> {
+    use super::checked::CmpOp::*;
+    Some(match s {
+        "eq" => Eq,
+        "ne" => Ne,
+        "lt" => Lt,
+        "le" => Le,
+        "gt" => Gt,
+        "ge" => Ge,
+        "lo" => Lo,
+        "ls" => Ls,
+        "hi" => Hi,
+        "hs" => Hs,
+        "equ" => Equ,
+        "neu" => Neu,
+        "ltu" => Ltu,
+        "leu" => Leu,
+        "gtu" => Gtu,
+        "geu" => Geu,
+        "num" => Num,
+        "nan" => Nan,
+        _ => return None,
+    })
+}
+
+fn rounding(s: &str) -> Option<(Rounding, bool)> {
+    Some(match s {
+        "rn" => (Rounding::Rn, false),
+        "rz" => (Rounding::Rz, false),
+        "rm" => (Rounding::Rm, false),
+        "rp" => (Rounding::Rp, false),
+        "rna" => (Rounding::Rna, false),
+        "rni" => (Rounding::Rn, true),
+        "rzi" => (Rounding::Rz, true),
+        "rmi" => (Rounding::Rm, true),
+        "rpi" => (Rounding::Rp, true),
+        _ => return None,
+    })
+}
+
+/// Modifiers that change nothing on a CPU (cache policy, memory ordering, scope).
+fn is_memory_hint(m: &str) -> bool {
+    matches!(
+        m,
+        "nc" | "ca"
+            | "cg"
+            | "cs"
+            | "lu"
+            | "cv"
+            | "wb"
+            | "wt"
+            | "volatile"
+            | "relaxed"
+            | "acquire"
+            | "release"
+            | "weak"
+            | "sys"
+            | "gpu"
+            | "cta"
+            | "cluster"
+            | "mmio"
+            | "unified"
+    ) || m.starts_with("L1::")
+        || m.starts_with("L2::")
+}
+
+/// Decodes a dotted opcode into its family. The error message names the whole opcode.
+pub fn decode(opcode: &str) -> Result<Op, String> {
+    let unsupported = || format!("unsupported instruction '{opcode}'");
+    let mut parts = opcode.split('.');
+    let base = parts.next().unwrap_or("");
+    let mods: Vec<&str> = parts.collect();
+    let ty_of = |m: &str| PtxType::from_name(m);
+    let last_ty = || mods.last().and_then(|m| ty_of(m)).ok_or_else(unsupported);
+    // Every modifier must be understood: anything left over makes the form unsupported.
+    let only = |allowed: &dyn Fn(&str) -> bool| -> Result<(), String> {
+        if mods.iter().all(|m| allowed(m)) {
+            Ok(())
+        } else {
+            Err(unsupported())
+        }
+    };
+    Ok(match base {
+        "mov" => {
+            only(&|m| ty_of(m).is_some())?;
+            Op::Mov(last_ty()?)
+        }
+        "ld" | "ldu" | "st" => {
+            let mut space = StateSpace::Generic;
+            let mut vec = 1u8;
+            for m in &mods[..mods.len().saturating_sub(1)] {
+                if let Some(s) = StateSpace::from_name(m) {
+                    space = s;
+                } else if let Some(n) = m.strip_prefix('v').and_then(|n| n.parse::<u8>().ok()) {
+                    if !matches!(n, 2 | 4 | 8) {
+                        return Err(unsupported());
+                    }
+                    vec = n;
+                } else if !is_memory_hint(m) {
+                    return Err(unsupported());
+                }
+            }
+            let ty = last_ty()?;
+            if base == "st" {
+                Op::St { space, ty, vec }
+            } else {
+                Op::Ld { space, ty, vec }
+            }
+        }
+        "cvta" => {
+            let to_generic = mods.first() != Some(&"to");
+            let rest = if to_generic { &mods[..] } else { &mods[1..] };
+            match rest {
+                [space, ty] => match (StateSpace::from_name(space), ty_of(ty)) {
+                    (Some(space), Some(ty @ (PtxType::U32 | PtxType::U64))) => Op::Cvta {
+                        to_generic,
+                        space,
+                        ty,
+                    },
+                    _ => return Err(unsupported()),
+                },
+                _ => return Err(unsupported()),
+            }
+        }
+        "cvt" => {
+            if mods.len() < 2 {
+                return Err(unsupported());
+            }
+            let (dst, src) = match (ty_of(mods[mods.len() - 2]), ty_of(mods[mods.len() - 1])) {
+                (Some(d), Some(s)) => (d, s),
+                _ => return Err(unsupported()),
+            };
+            let mut m = CvtMods {
+                rnd: None,
+                integral: false,
+                ftz: false,
+                sat: false,
+                relu: false,
+                satfinite: false,
+            };
+            for x in &mods[..mods.len() - 2] {
+                match *x {
+                    "ftz" => m.ftz = true,
+                    "sat" => m.sat = true,
+                    "relu" => m.relu = true,
+                    "satfinite" => m.satfinite = true,
+                    r => {
+                        let (rnd, integral) = rounding(r).ok_or_else(unsupported)?;
+                        m.rnd = Some(rnd);
+                        m.integral = integral;
+                    }
+                }
+            }
+            Op::Cvt { dst, src, mods: m }
+        }
+        "setp" => {
+            let cmp = mods
+                .first()
+                .and_then(|m| cmp_op(m))
+                .ok_or_else(unsupported)?;
+            let ty = last_ty()?;
+            let mut bool_op = None;
+            let mut ftz = false;
+            for m in &mods[1..mods.len() - 1] {
+                match *m {
+                    "and" => bool_op = Some(BoolOp::And),
+                    "or" => bool_op = Some(BoolOp::Or),
+                    "xor" => bool_op = Some(BoolOp::Xor),
+                    "ftz" => ftz = true,
+                    _ => return Err(unsupported()),
+                }
+            }
+            Op::Setp {
+                cmp,
+                bool_op,
+                ty,
+                ftz,
+            }
+        }
+        "selp" => {
+            only(&|m| ty_of(m).is_some())?;
+            Op::Selp(last_ty()?)
+        }
+        "bra" => {
+            only(&|m| m == "uni")?;
+            Op::Bra
+        }
+        "ret" => {
+            only(&|m| m == "uni")?;
+            Op::Ret
+        }
+        "exit" if mods.is_empty() => Op::Exit,
+        "trap" if mods.is_empty() => Op::Trap,
+        "call" => {
+            only(&|m| m == "uni")?;
+            Op::Call
+        }
+        _ => return decode_arith(base, &mods).ok_or_else(unsupported),
+    })
+}
+
+/// Integer and floating-point arithmetic: the type decides the family.
+fn decode_arith(base: &str, mods: &[&str]) -> Option<Op> {
+    let ty = PtxType::from_name(mods.last()?)?;
+    let mods = &mods[..mods.len() - 1];
+    if ty.is_int() || ty == PtxType::Pred {
+        let mul_mode = |mods: &[&str]| -> Option<MulMode> {
+            match mods {
+                ["lo"] => Some(MulMode::Lo),
+                ["hi"] => Some(MulMode::Hi),
+                ["wide"] => Some(MulMode::Wide),
+                _ => None,
+            }
+        };
+        let plain = mods.is_empty();
+        let op = match base {
+            "add" | "sub" => {
+                let sat = match mods {
+                    [] => false,
+                    ["sat"] if ty == PtxType::S32 => true,
+                    _ => return None,
+                };
+                if base == "add" {
+                    IntOp::Add { sat }
+                } else {
+                    IntOp::Sub { sat }
+                }
+            }
+            "mul" => IntOp::Mul(mul_mode(mods)?),
+            "mad" => IntOp::Mad(mul_mode(mods)?),
+            "div" if plain => IntOp::Div,
+            "rem" if plain => IntOp::Rem,
+            "min" if plain => IntOp::Min,
+            "max" if plain => IntOp::Max,
+            "abs" if plain => IntOp::Abs,
+            "neg" if plain => IntOp::Neg,
+            "and" if plain => IntOp::And,
+            "or" if plain => IntOp::Or,
+            "xor" if plain => IntOp::Xor,
+            "not" if plain => IntOp::Not,
+            "cnot" if plain => IntOp::CNot,
+            "shl" if plain => IntOp::Shl,
+            "shr" if plain => IntOp::Shr,
+            "popc" if plain => IntOp::Popc,
+            "clz" if plain => IntOp::Clz,
+            "brev" if plain => IntOp::Brev,
+            _ => return None,
+        };
+        return Some(Op::Int { op, ty });
+    }
+    let op = match base {
+        "add" => FloatOp::Add,
+        "sub" => FloatOp::Sub,
+        "mul" => FloatOp::Mul,
+        "fma" | "mad" => FloatOp::Fma,
+        "div" => FloatOp::Div,
+        "neg" => FloatOp::Neg,
+        "abs" => FloatOp::Abs,
+        "min" => FloatOp::Min,
+        "max" => FloatOp::Max,
+        "rcp" => FloatOp::Rcp,
+        "sqrt" => FloatOp::Sqrt,
+        "rsqrt" => FloatOp::Rsqrt,
+        "ex2" => FloatOp::Ex2,
+        "lg2" => FloatOp::Lg2,
+        "sin" => FloatOp::Sin,
+        "cos" => FloatOp::Cos,
+        "tanh" => FloatOp::Tanh,
+        _ => return None,
+    };
+    let mut m = FloatMods::default();
+    for x in mods {
+        match *x {
+            "ftz" => m.ftz = true,
+            "sat" => m.sat = true,
+            "approx" => m.approx = true,
+            "full" => m.full = true,
+            "relu" => m.relu = true,
+            "NaN" => m.nan = true,
+            "xorsign" => m.xorsign_abs = true,
+            "abs" if m.xorsign_abs => {}
+            "oob" => m.oob = true,
+            "noftz" => {}
+            r => {
+                let (rnd, integral) = rounding(r)?;
+                if integral {
+                    return None;
+                }
+                m.rnd = Some(rnd);
+            }
+        }
+    }
+    Some(Op::Float { op, ty, mods: m })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decode_names_the_whole_unsupported_opcode() {
+        assert_eq!(
+            decode("tex.2d.v4.f32.f32").unwrap_err(),
+            "unsupported instruction 'tex.2d.v4.f32.f32'"
+        );
+        assert_eq!(
+            decode("ld.global.v3.f32").unwrap_err(),
+            "unsupported instruction 'ld.global.v3.f32'"
+        );
+    }
+
+    #[test]
+    fn decode_memory_forms() {
+        assert_eq!(
+            decode("ld.global.nc.v2.f32").unwrap(),
+            Op::Ld {
+                space: StateSpace::Global,
+                ty: PtxType::F32,
+                vec: 2
+            }
+        );
+        assert_eq!(
+            decode("st.u16").unwrap(),
+            Op::St {
+                space: StateSpace::Generic,
+                ty: PtxType::U16,
+                vec: 1
+            }
+        );
+        assert_eq!(
+            decode("ld.global.L1::no_allocate.b32").unwrap(),
+            Op::Ld {
+                space: StateSpace::Global,
+                ty: PtxType::B32,
+                vec: 1
+            }
+        );
+        assert_eq!(
+            decode("cvta.to.global.u64").unwrap(),
+            Op::Cvta {
+                to_generic: false,
+                space: StateSpace::Global,
+                ty: PtxType::U64
+            }
+        );
+    }
+
+    #[test]
+    fn decode_families_by_type() {
+        assert_eq!(
+            decode("mul.wide.s32").unwrap(),
+            Op::Int {
+                op: IntOp::Mul(MulMode::Wide),
+                ty: PtxType::S32
+            }
+        );
+        let Op::Float { op, ty, mods } = decode("fma.rn.ftz.sat.f16x2").unwrap() else {
+            panic!()
+        };
+        assert_eq!((op, ty), (FloatOp::Fma, PtxType::F16x2));
+        assert!(mods.ftz && mods.sat && mods.rnd == Some(Rounding::Rn));
+        let Op::Float { mods, .. } = decode("min.ftz.NaN.xorsign.abs.f16").unwrap() else {
+            panic!()
+        };
+        assert!(mods.nan && mods.xorsign_abs && mods.ftz);
+        let Op::Cvt { dst, src, mods } = decode("cvt.rni.s32.f16").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (dst, src, mods.rnd, mods.integral),
+            (PtxType::S32, PtxType::F16, Some(Rounding::Rn), true)
+        );
+        let Op::Setp { cmp, bool_op, .. } = decode("setp.gt.and.f32").unwrap() else {
+            panic!()
+        };
+        assert_eq!((cmp, bool_op), (CmpOp::Gt, Some(BoolOp::And)));
+    }
+
+    #[test]
+    fn unknown_modifier_is_unsupported_not_ignored() {
+        assert!(decode("add.cc.u32").is_err());
+        assert!(decode("mul.lo.hi.s32").is_err());
+    }
+}

@@ -1,0 +1,7 @@
+//! PTX text to a checked module: lexer, parser (with spans), checker.
+
+pub mod ast;
+pub mod check;
+pub mod checked;
+pub mod lexer;
+pub mod parser;

@@ -1,0 +1,307 @@
+//! The JIT: compiles every function of a checked module with Cranelift and owns the code,
+//! the storage of module-scope variables, and the layout of shared memory.
+
+use std::collections::HashMap;
+
+use cranelift_codegen::Context;
+use cranelift_codegen::ir::{AbiParam, Signature, types};
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId as ClifFuncId, Linkage, Module as _, default_libcall_names};
+use ptxjit_runtime::{BlockFn, DeviceBuffer};
+
+use crate::error::{Diagnostic, Error, Result};
+use crate::frontend::ast::{FunctionKind, StateSpace};
+use crate::frontend::checked;
+use crate::lower::{self, Callees, Env, Translator};
+
+/// How hard Cranelift optimizes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OptLevel {
+    None,
+    #[default]
+    Speed,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CompileOptions {
+    pub opt_level: OptLevel,
+    /// Keep each function's Cranelift IR as text (for `ptxjit clif`).
+    pub keep_clif: bool,
+}
+
+/// Functions compiled code may call, by symbol name: (name, address, params, returns).
+fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>)> {
+    let f32_fn = |name, f: extern "C" fn(f32) -> f32| {
+        (name, f as *const u8, vec![types::F32], vec![types::F32])
+    };
+    vec![
+        f32_fn("ptxjit_exp2f", helpers::exp2f),
+        f32_fn("ptxjit_log2f", helpers::log2f),
+        f32_fn("ptxjit_sinf", helpers::sinf),
+        f32_fn("ptxjit_cosf", helpers::cosf),
+        f32_fn("ptxjit_tanhf", helpers::tanhf),
+        (
+            "ptxjit_clock_ns",
+            helpers::clock_ns as *const u8,
+            vec![],
+            vec![types::I64],
+        ),
+    ]
+}
+
+mod helpers {
+    //! Transcendental functions for the `.approx` instructions: accurate libm values (within
+    //! the ISA's bounds; a GPU's bits may differ in the last places).
+    pub extern "C" fn exp2f(x: f32) -> f32 {
+        x.exp2()
+    }
+    pub extern "C" fn log2f(x: f32) -> f32 {
+        x.log2()
+    }
+    pub extern "C" fn sinf(x: f32) -> f32 {
+        x.sin()
+    }
+    pub extern "C" fn cosf(x: f32) -> f32 {
+        x.cos()
+    }
+    pub extern "C" fn tanhf(x: f32) -> f32 {
+        x.tanh()
+    }
+    pub extern "C" fn clock_ns() -> i64 {
+        use std::sync::OnceLock;
+        use std::time::Instant;
+        static START: OnceLock<Instant> = OnceLock::new();
+        START.get_or_init(Instant::now).elapsed().as_nanos() as i64
+    }
+}
+
+pub struct CompiledKernel {
+    pub func: BlockFn,
+    /// Index of the `.entry` in the checked module.
+    pub function: usize,
+}
+
+/// Native code for a module. Dropping it frees the code.
+pub struct CompiledModule {
+    jit: Option<JITModule>,
+    pub kernels: HashMap<String, CompiledKernel>,
+    /// Static shared memory every block gets (module and function `.shared` variables).
+    pub static_shared_bytes: u32,
+    /// Cranelift IR text per function name, when `keep_clif` was set.
+    pub clif: Vec<(String, String)>,
+    _globals: Vec<DeviceBuffer>,
+}
+
+// The JIT module is only read after finalization (function pointers), never mutated.
+unsafe impl Send for CompiledModule {}
+unsafe impl Sync for CompiledModule {}
+
+impl Drop for CompiledModule {
+    fn drop(&mut self) {
+        if let Some(jit) = self.jit.take() {
+            // SAFETY: kernels hold an Arc to the module, so no code of it runs any more.
+            unsafe { jit.free_memory() };
+        }
+    }
+}
+
+fn align_up(x: u64, a: u32) -> u64 {
+    x.div_ceil(a.max(1) as u64) * a.max(1) as u64
+}
+
+pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<CompiledModule> {
+    let codegen_err = |function: &str, message: String| Error::Codegen {
+        function: function.into(),
+        message,
+    };
+    let mut flags = settings::builder();
+    let level = match opts.opt_level {
+        OptLevel::None => "none",
+        OptLevel::Speed => "speed",
+    };
+    flags
+        .set("opt_level", level)
+        .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    flags
+        .set(
+            "enable_verifier",
+            if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            },
+        )
+        .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    let isa_builder =
+        cranelift_native::builder().map_err(|e| codegen_err("<module>", e.to_string()))?;
+    let isa = isa_builder
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    let call_conv = isa.default_call_conv();
+    let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+    let helper_list = helpers();
+    for (name, addr, _, _) in &helper_list {
+        jb.symbol(*name, *addr);
+    }
+    let mut jit = JITModule::new(jb);
+
+    // Storage and shared-memory layout of variables.
+    let mut globals = Vec::new();
+    let mut global_addresses = Vec::new();
+    let mut global_shared_offsets = Vec::new();
+    let mut shared_end = 0u64;
+    let mut extern_shared = Vec::new();
+    for (i, g) in module.globals.iter().enumerate() {
+        match g.space {
+            StateSpace::Shared => {
+                global_addresses.push(None);
+                if g.is_extern {
+                    extern_shared.push(i);
+                    global_shared_offsets.push(None);
+                } else {
+                    shared_end = align_up(shared_end, g.align);
+                    global_shared_offsets.push(Some(shared_end as u32));
+                    shared_end += g.size;
+                }
+            }
+            _ => {
+                if g.is_extern {
+                    return Err(Diagnostic::new(
+                        &module.source,
+                        g.span,
+                        format!(
+                            "external variable '{}' is not defined in this module",
+                            g.name
+                        ),
+                    )
+                    .into());
+                }
+                let buf = DeviceBuffer::zeroed(g.size as usize)?;
+                if let Some(init) = &g.init {
+                    buf.copy_from(init)?;
+                }
+                global_addresses.push(Some(buf.address()));
+                global_shared_offsets.push(None);
+                globals.push(buf);
+            }
+        }
+    }
+    let mut local_shared_offsets = HashMap::new();
+    for (fi, f) in module.functions.iter().enumerate() {
+        for (vi, v) in f.vars.iter().enumerate() {
+            if v.space == StateSpace::Shared && !v.is_extern {
+                shared_end = align_up(shared_end, v.align);
+                local_shared_offsets.insert((fi, vi), shared_end as u32);
+                shared_end += v.size;
+            }
+        }
+    }
+    let dynamic_shared_offset = align_up(shared_end, 16);
+    if dynamic_shared_offset > u32::MAX as u64 / 2 {
+        return Err(codegen_err(
+            "<module>",
+            format!("{dynamic_shared_offset} bytes of shared memory is too much"),
+        ));
+    }
+    for i in extern_shared {
+        global_shared_offsets[i] = Some(dynamic_shared_offset as u32);
+    }
+    let env = Env {
+        global_addresses,
+        global_shared_offsets,
+        local_shared_offsets,
+        dynamic_shared_offset: dynamic_shared_offset as u32,
+    };
+
+    // Declarations.
+    let mut ids: HashMap<usize, ClifFuncId> = HashMap::new();
+    for (fi, f) in module.functions.iter().enumerate() {
+        if f.body.is_none() {
+            continue;
+        }
+        let sig = lower::signature(f, call_conv);
+        let (name, linkage) = match f.kind {
+            FunctionKind::Entry => (format!("ptx_entry_{}", f.name), Linkage::Export),
+            FunctionKind::Func => (format!("ptx_func_{fi}_{}", f.name), Linkage::Local),
+        };
+        let id = jit
+            .declare_function(&name, linkage, &sig)
+            .map_err(|e| codegen_err(&f.name, e.to_string()))?;
+        ids.insert(fi, id);
+    }
+    let mut helper_ids = Vec::new();
+    for (name, _, params, returns) in &helper_list {
+        let mut sig = Signature::new(call_conv);
+        sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
+        sig.returns
+            .extend(returns.iter().map(|t| AbiParam::new(*t)));
+        let id = jit
+            .declare_function(name, Linkage::Import, &sig)
+            .map_err(|e| codegen_err(name, e.to_string()))?;
+        helper_ids.push((*name, id));
+    }
+
+    // Definitions.
+    let mut ctx = Context::new();
+    let mut fctx = FunctionBuilderContext::new();
+    let mut clif = Vec::new();
+    for (fi, f) in module.functions.iter().enumerate() {
+        let Some(&id) = ids.get(&fi) else { continue };
+        jit.clear_context(&mut ctx);
+        ctx.func.signature = lower::signature(f, call_conv);
+        let mut callees = Callees {
+            functions: HashMap::new(),
+            helpers: HashMap::new(),
+        };
+        for (&other, &oid) in &ids {
+            callees
+                .functions
+                .insert(other, jit.declare_func_in_func(oid, &mut ctx.func));
+        }
+        for (name, hid) in &helper_ids {
+            callees
+                .helpers
+                .insert(*name, jit.declare_func_in_func(*hid, &mut ctx.func));
+        }
+        {
+            let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+            Translator::translate(&mut builder, module, fi, &env, &callees)?;
+            builder.finalize(jit.isa().frontend_config());
+        }
+        if opts.keep_clif {
+            clif.push((f.name.clone(), ctx.func.display().to_string()));
+        }
+        jit.define_function(id, &mut ctx).map_err(|e| {
+            let detail = match e {
+                cranelift_module::ModuleError::Compilation(ce) => {
+                    cranelift_codegen::print_errors::pretty_error(&ctx.func, ce)
+                }
+                other => other.to_string(),
+            };
+            codegen_err(&f.name, detail)
+        })?;
+    }
+    jit.finalize_definitions()
+        .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    let mut kernels = HashMap::new();
+    for (fi, f) in module.functions.iter().enumerate() {
+        if f.kind != FunctionKind::Entry {
+            continue;
+        }
+        let Some(&id) = ids.get(&fi) else { continue };
+        let ptr = jit.get_finalized_function(id);
+        // SAFETY: the function was defined with `lower::signature` of an entry, which is the
+        // `BlockFn` ABI (one pointer in, one u64 out, the platform calling convention).
+        let func: BlockFn = unsafe { std::mem::transmute::<*const u8, BlockFn>(ptr) };
+        kernels.insert(f.name.clone(), CompiledKernel { func, function: fi });
+    }
+    Ok(CompiledModule {
+        jit: Some(jit),
+        kernels,
+        static_shared_bytes: dynamic_shared_offset as u32,
+        clif,
+        _globals: globals,
+    })
+}

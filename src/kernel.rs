@@ -1,0 +1,297 @@
+//! The library API, shaped like the CUDA driver API: a module from PTX text, kernels by name,
+//! launches with arguments.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use ptxjit_runtime::{BlockFailure, DeviceBuffer, Dim3, LaunchConfig, StatusKind};
+
+use crate::error::{Error, Result, Source};
+use crate::frontend::{check, checked, parser};
+use crate::jit::{self, CompileOptions, CompiledModule};
+use crate::types::PtxType;
+
+struct Inner {
+    checked: checked::Module,
+    compiled: CompiledModule,
+}
+
+/// A compiled PTX module. Cheap to clone; kernels keep it alive.
+#[derive(Clone)]
+pub struct Module {
+    inner: Arc<Inner>,
+}
+
+impl Module {
+    /// Parses, checks and compiles PTX text.
+    pub fn from_ptx(text: &str) -> Result<Module> {
+        Module::from_ptx_named("<ptx>", text, &CompileOptions::default())
+    }
+
+    /// Reads and compiles a PTX file; diagnostics name the file.
+    pub fn from_file(path: impl AsRef<Path>) -> Result<Module> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Launch {
+            kernel: String::new(),
+            message: format!("cannot read {}: {e}", path.display()),
+        })?;
+        Module::from_ptx_named(
+            &path.display().to_string(),
+            &text,
+            &CompileOptions::default(),
+        )
+    }
+
+    /// Compiles PTX text whose diagnostics use `name` as the file name.
+    pub fn from_ptx_named(name: &str, text: &str, opts: &CompileOptions) -> Result<Module> {
+        let checked = check_ptx(name, text)?;
+        let compiled = jit::compile(&checked, opts)?;
+        Ok(Module {
+            inner: Arc::new(Inner { checked, compiled }),
+        })
+    }
+
+    /// The names of the module's `.entry` kernels, in source order.
+    pub fn kernel_names(&self) -> Vec<String> {
+        self.inner
+            .checked
+            .entries()
+            .map(|f| f.name.clone())
+            .collect()
+    }
+
+    pub fn kernel(&self, name: &str) -> Result<Kernel> {
+        match self.inner.compiled.kernels.get(name) {
+            Some(k) => Ok(Kernel {
+                module: self.inner.clone(),
+                function: k.function,
+                func: k.func,
+            }),
+            None => Err(Error::NoSuchKernel {
+                name: name.into(),
+                available: self.kernel_names().join(", "),
+            }),
+        }
+    }
+
+    /// Cranelift IR of every function, if compiled with `keep_clif`.
+    pub fn clif(&self) -> &[(String, String)] {
+        &self.inner.compiled.clif
+    }
+}
+
+/// Parses and checks PTX text (no code generation).
+pub fn check_ptx(name: &str, text: &str) -> Result<checked::Module> {
+    let source = Source::new(name, text);
+    let ast = parser::parse(&source)?;
+    check::check(&source, ast).map_err(|mut ds| {
+        if ds.len() == 1 {
+            Error::from(ds.remove(0))
+        } else {
+            Error::PtxMany(ds)
+        }
+    })
+}
+
+/// A kernel parameter as the `.entry` declares it.
+#[derive(Clone, Debug)]
+pub struct ParamInfo {
+    pub name: String,
+    pub ty: PtxType,
+    /// Bytes the argument must have.
+    pub size: u32,
+    /// `Some(K)` for `.b8 name[K]`-style by-value aggregates.
+    pub array: Option<u32>,
+}
+
+/// One kernel argument: the bytes of its value (a buffer passes its device address).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arg {
+    bytes: Vec<u8>,
+}
+
+impl Arg {
+    pub fn bytes(b: &[u8]) -> Arg {
+        Arg { bytes: b.to_vec() }
+    }
+    pub fn u8(v: u8) -> Arg {
+        Arg::bytes(&v.to_le_bytes())
+    }
+    pub fn u16(v: u16) -> Arg {
+        Arg::bytes(&v.to_le_bytes())
+    }
+    pub fn u32(v: u32) -> Arg {
+        Arg::bytes(&v.to_le_bytes())
+    }
+    pub fn u64(v: u64) -> Arg {
+        Arg::bytes(&v.to_le_bytes())
+    }
+    pub fn i8(v: i8) -> Arg {
+        Arg::bytes(&v.to_le_bytes())
+    }
+    pub fn i16(v: i16) -> Arg {
+        Arg::bytes(&v.to_le_bytes())
+    }
+    pub fn i32(v: i32) -> Arg {
+        Arg::bytes(&v.to_le_bytes())
+    }
+    pub fn i64(v: i64) -> Arg {
+        Arg::bytes(&v.to_le_bytes())
+    }
+    pub fn f32(v: f32) -> Arg {
+        Arg::bytes(&v.to_le_bytes())
+    }
+    pub fn f64(v: f64) -> Arg {
+        Arg::bytes(&v.to_le_bytes())
+    }
+    pub fn f16(v: half::f16) -> Arg {
+        Arg::bytes(&v.to_bits().to_le_bytes())
+    }
+    pub fn bf16(v: half::bf16) -> Arg {
+        Arg::bytes(&v.to_bits().to_le_bytes())
+    }
+    /// The device address of a buffer.
+    pub fn buffer(b: &DeviceBuffer) -> Arg {
+        Arg::u64(b.address())
+    }
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+impl From<&DeviceBuffer> for Arg {
+    fn from(b: &DeviceBuffer) -> Arg {
+        Arg::buffer(b)
+    }
+}
+
+/// A kernel of a compiled module.
+#[derive(Clone)]
+pub struct Kernel {
+    module: Arc<Inner>,
+    function: usize,
+    func: ptxjit_runtime::BlockFn,
+}
+
+impl Kernel {
+    fn decl(&self) -> &checked::Function {
+        &self.module.checked.functions[self.function]
+    }
+
+    pub fn name(&self) -> &str {
+        &self.decl().name
+    }
+
+    pub fn params(&self) -> Vec<ParamInfo> {
+        self.decl()
+            .params
+            .iter()
+            .map(|p| ParamInfo {
+                name: p.name.clone(),
+                ty: p.ty,
+                size: p.size,
+                array: p.array,
+            })
+            .collect()
+    }
+
+    fn launch_error(&self, message: String) -> Error {
+        Error::Launch {
+            kernel: self.name().into(),
+            message,
+        }
+    }
+
+    /// Launches a grid and waits for it to finish.
+    pub fn launch(
+        &self,
+        grid: impl Into<Dim3>,
+        block: impl Into<Dim3>,
+        args: &[Arg],
+    ) -> Result<()> {
+        self.launch_with(
+            &LaunchConfig {
+                grid: grid.into(),
+                block: block.into(),
+                dynamic_shared_bytes: 0,
+            },
+            args,
+        )
+    }
+
+    pub fn launch_with(&self, config: &LaunchConfig, args: &[Arg]) -> Result<()> {
+        let f = self.decl();
+        if args.len() != f.params.len() {
+            return Err(self.launch_error(format!(
+                "takes {} arguments, {} given",
+                f.params.len(),
+                args.len()
+            )));
+        }
+        if let Some(req) = f.reqntid {
+            let b = config.block;
+            if [b.x, b.y, b.z] != req {
+                return Err(self.launch_error(format!(
+                    "requires a block of {req:?} threads (.reqntid), got {b:?}"
+                )));
+            }
+        }
+        // The parameter buffer, 8-byte aligned as the code expects for .u64 parameters.
+        let mut words = vec![0u64; (f.params_size as usize).div_ceil(8).max(1)];
+        let buf: &mut [u8] = bytes_of_mut(&mut words);
+        for (i, (p, a)) in f.params.iter().zip(args).enumerate() {
+            if a.bytes.len() != p.size as usize {
+                return Err(self.launch_error(format!(
+                    "argument {i} ('{}', {}{}) needs {} bytes, got {}",
+                    p.name,
+                    p.ty,
+                    p.array.map(|k| format!("[{k}]")).unwrap_or_default(),
+                    p.size,
+                    a.bytes.len()
+                )));
+            }
+            buf[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&a.bytes);
+        }
+        let static_shared = self.module.compiled.static_shared_bytes;
+        // SAFETY: `func` was compiled from this kernel's checked function, whose parameter
+        // layout `buf` follows.
+        let outcome = unsafe { ptxjit_runtime::launch(self.func, config, buf, static_shared) }
+            .map_err(|e| self.launch_error(e.to_string()))?;
+        outcome.map_err(|failure| self.failure(failure))
+    }
+
+    fn failure(&self, failure: BlockFailure) -> Error {
+        let m = &self.module.checked;
+        let status = failure.status;
+        let what = match status.kind() {
+            StatusKind::Trap => "trap".to_string(),
+            StatusKind::Exit => "exit outside a kernel".to_string(),
+            StatusKind::Other(k) => format!("error {k}"),
+        };
+        let inst = m
+            .functions
+            .get(status.function() as usize)
+            .and_then(|f| f.body.as_ref())
+            .and_then(|b| b.get(status.instruction() as usize));
+        let (location, instruction) = match inst {
+            Some(i) => (
+                m.source.location(i.span),
+                m.source.text[i.span.start as usize..i.span.end as usize].to_string(),
+            ),
+            None => ("<unknown>".into(), "<unknown>".into()),
+        };
+        let b = failure.block;
+        Error::Runtime {
+            kernel: self.name().into(),
+            what: format!("{what} in block ({}, {}, {})", b.x, b.y, b.z),
+            location,
+            instruction,
+        }
+    }
+}
+
+fn bytes_of_mut(words: &mut [u64]) -> &mut [u8] {
+    let len = std::mem::size_of_val(words);
+    // SAFETY: u64 has no padding and u8 has alignment 1.
+    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, len) }
+}

@@ -1,0 +1,27 @@
+//! ptxjit: run NVIDIA PTX kernels written in half precision on the CPU, through Cranelift.
+//!
+//! ```no_run
+//! use ptxjit::{Arg, DeviceBuffer, Module};
+//! use half::f16;
+//! # fn main() -> ptxjit::Result<()> {
+//! let module = Module::from_file("examples/f16_scale/f16_scale.ptx")?;
+//! let kernel = module.kernel("f16_scale")?;
+//! let x = DeviceBuffer::from_slice(&[f16::from_f32(1.0); 8])?;
+//! kernel.launch(1, 8, &[Arg::buffer(&x), Arg::f16(f16::from_f32(0.5)), Arg::u32(8)])?;
+//! let out: Vec<f16> = x.to_vec();
+//! # Ok(()) }
+//! ```
+
+pub mod cli;
+pub mod error;
+pub mod frontend;
+pub mod jit;
+mod kernel;
+pub mod lower;
+pub mod semantics;
+pub mod types;
+
+pub use error::{Diagnostic, Error, Result};
+pub use jit::{CompileOptions, OptLevel};
+pub use kernel::{Arg, Kernel, Module, ParamInfo};
+pub use ptxjit_runtime::{DeviceBuffer, Dim3, LaunchConfig};

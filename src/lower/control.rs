@@ -1,0 +1,113 @@
+//! Calls of `.func` functions (branches, `ret`, `exit` and `trap` are in the driver).
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types};
+use ptxjit_runtime::Status;
+
+use super::{LResult, Translator};
+use crate::frontend::checked::{Arg, Param};
+
+impl Translator<'_, '_> {
+    /// `call (ret…), f, (arg…)`: every parameter is passed by address. A `.param` variable is
+    /// passed as it is; a register or immediate is copied to a temporary slot first.
+    pub fn call(&mut self, a: &[Arg]) -> LResult {
+        let (rets, func, params) = match a {
+            [Arg::Func(f)] => (&[][..], *f, &[][..]),
+            [Arg::Func(f), Arg::List(p)] => (&[][..], *f, &p[..]),
+            [Arg::List(r), Arg::Func(f)] => (&r[..], *f, &[][..]),
+            [Arg::List(r), Arg::Func(f), Arg::List(p)] => (&r[..], *f, &p[..]),
+            _ => {
+                return Err(
+                    self.err("call needs a function name (indirect calls are not supported)")
+                );
+            }
+        };
+        let callee = &self.module.functions[func];
+        if callee.body.is_none() {
+            return Err(self.err(format!(
+                "call of '{}', which is declared but not defined",
+                callee.name
+            )));
+        }
+        if rets.len() != callee.returns.len() || params.len() != callee.params.len() {
+            return Err(self.err(format!(
+                "'{}' takes {} return and {} parameter operands, found {} and {}",
+                callee.name,
+                callee.returns.len(),
+                callee.params.len(),
+                rets.len(),
+                params.len()
+            )));
+        }
+        let mut args: Vec<Value> = vec![self.ctx];
+        for t in self.tid {
+            args.push(self.b.use_var(t));
+        }
+        let mut copy_back = Vec::new();
+        for (arg, decl) in rets.iter().zip(&callee.returns) {
+            let addr = self.param_slot(arg, decl, false)?;
+            if matches!(arg, Arg::Reg(_)) {
+                copy_back.push((arg.clone(), addr, decl.ty));
+            }
+            args.push(addr);
+        }
+        for (arg, decl) in params.iter().zip(&callee.params) {
+            let addr = self.param_slot(arg, decl, true)?;
+            args.push(addr);
+        }
+        let f = self.callees.functions[&func];
+        let call = self.b.ins().call(f, &args);
+        let status = self.b.inst_results(call)[0];
+        for (arg, addr, ty) in copy_back {
+            let v = self
+                .b
+                .ins()
+                .load(ty.ir_type(), MemFlagsData::trusted(), addr, 0);
+            self.write(&arg, v, ty)?;
+        }
+        // A non-zero status: `exit` ends the thread in a kernel; anything else propagates.
+        let failed = self.b.ins().icmp_imm_u(IntCC::NotEqual, status, 0);
+        let handle = self.b.create_block();
+        let cont = self.b.create_block();
+        self.b.ins().brif(failed, handle, &[], cont, &[]);
+        self.b.switch_to_block(handle);
+        match self.thread_end {
+            Some(end) => {
+                let kind = self.b.ins().ushr_imm_u(status, 56);
+                let is_exit = self
+                    .b
+                    .ins()
+                    .icmp_imm_u(IntCC::Equal, kind, Status::EXIT as i64);
+                let fail = self.b.create_block();
+                self.b.ins().brif(is_exit, end, &[], fail, &[]);
+                self.b.switch_to_block(fail);
+                self.b.ins().return_(&[status]);
+            }
+            None => {
+                self.b.ins().return_(&[status]);
+            }
+        }
+        self.b.switch_to_block(cont);
+        Ok(())
+    }
+
+    fn param_slot(&mut self, arg: &Arg, decl: &Param, is_input: bool) -> LResult<Value> {
+        match arg {
+            Arg::SymbolAddr(sym, 0) => self.symbol_host_address(*sym),
+            Arg::Reg(_) | Arg::Imm(_) => {
+                let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
+                    ir::StackSlotKind::ExplicitSlot,
+                    decl.size.max(8),
+                    3,
+                ));
+                let addr = self.b.ins().stack_addr(types::I64, slot, 0);
+                if is_input {
+                    let v = self.read(arg, decl.ty)?;
+                    self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
+                }
+                Ok(addr)
+            }
+            _ => Err(self.err("call operands must be .param variables or registers")),
+        }
+    }
+}

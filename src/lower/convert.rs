@@ -1,0 +1,252 @@
+//! `cvt`: between integer widths, floats, halves and integers, with every rounding mode the
+//! half formats need (one rounding routine, `softfloat::f64_to_half`).
+
+use cranelift_codegen::ir::{InstBuilder, Value, types};
+
+use super::half::format_of;
+use super::softfloat;
+use super::{LResult, Translator};
+use crate::frontend::checked::{Arg, CvtMods, Rounding};
+use crate::types::PtxType;
+
+impl Translator<'_, '_> {
+    pub fn cvt(&mut self, dst: PtxType, src: PtxType, mods: CvtMods, a: &[Arg]) -> LResult {
+        if mods.relu || mods.satfinite {
+            return Err(self.unsupported("cvt with .relu or .satfinite"));
+        }
+        if matches!(dst, PtxType::F16x2 | PtxType::BF16x2) {
+            // cvt.rn.f16x2.f32 d, a, b: a goes to the high half, b to the low half.
+            if a.len() != 3 || src != PtxType::F32 {
+                return Err(self.err(format!("cvt to {dst} takes two .f32 sources")));
+            }
+            let (fmt, _) = format_of(dst);
+            let mode = mods.rnd.unwrap_or(Rounding::Rn);
+            let mut lanes = Vec::new();
+            for arg in [&a[2], &a[1]] {
+                let x = self.read(arg, PtxType::F32)?;
+                let x = if mods.ftz {
+                    softfloat::flush_subnormal(self.b, x)
+                } else {
+                    x
+                };
+                let mut x = self.b.ins().fpromote(types::F64, x);
+                if mods.sat {
+                    x = softfloat::saturate(self.b, x);
+                }
+                lanes.push(softfloat::f64_to_half(self.b, fmt, x, mode));
+            }
+            let r = self.pack(&lanes);
+            return self.write(&a[0], r, dst);
+        }
+        if a.len() != 2 {
+            return Err(self.err("cvt takes one source"));
+        }
+        let x = self.read(&a[1], src)?;
+        let r = match (dst.is_int(), src.is_int()) {
+            (true, true) => self.int_to_int(dst, src, mods.sat, x)?,
+            (true, false) => {
+                let f = self.to_f64(src, mods.ftz, x);
+                self.float_to_int(dst, mods, f)?
+            }
+            (false, true) => self.int_to_float(dst, src, mods, x)?,
+            (false, false) => self.float_to_float(dst, src, mods, x)?,
+        };
+        self.write(&a[0], r, dst)
+    }
+
+    /// A float or half value as an exact f64 (flushing f32 subnormals with `.ftz`).
+    fn to_f64(&mut self, src: PtxType, ftz: bool, x: Value) -> Value {
+        match src {
+            PtxType::F64 => x,
+            PtxType::F32 => {
+                let x = if ftz {
+                    softfloat::flush_subnormal(self.b, x)
+                } else {
+                    x
+                };
+                self.b.ins().fpromote(types::F64, x)
+            }
+            _ => {
+                let (fmt, _) = format_of(src);
+                softfloat::half_to_f64(self.b, fmt, x)
+            }
+        }
+    }
+
+    fn int_to_int(&mut self, dst: PtxType, src: PtxType, sat: bool, x: Value) -> LResult<Value> {
+        let (dt, st) = (dst.ir_type(), src.ir_type());
+        if !sat || dst.size() > 4 || src.size() > 4 {
+            if sat {
+                return Err(self.unsupported("cvt.sat between 64-bit integer types"));
+            }
+            return Ok(if dt.bits() < st.bits() {
+                self.b.ins().ireduce(dt, x)
+            } else {
+                self.extend(x, dt, src.is_signed())
+            });
+        }
+        let wide = self.extend(x, types::I64, src.is_signed());
+        let (lo, hi) = int_range(dst);
+        let lo = self.b.ins().iconst(types::I64, lo);
+        let hi = self.b.ins().iconst(types::I64, hi);
+        let clamped = self.b.ins().smax(wide, lo);
+        let clamped = self.b.ins().smin(clamped, hi);
+        Ok(if dt.bits() < 64 {
+            self.b.ins().ireduce(dt, clamped)
+        } else {
+            clamped
+        })
+    }
+
+    /// Float → integer: round per the `.rXi` mode, then saturate to the range (NaN → 0).
+    fn float_to_int(&mut self, dst: PtxType, mods: CvtMods, f: Value) -> LResult<Value> {
+        let rounded = self.round_integral(mods.rnd.unwrap_or(Rounding::Rz), f)?;
+        let signed = dst.is_signed();
+        if dst.size() == 8 {
+            return Ok(if signed {
+                self.b.ins().fcvt_to_sint_sat(types::I64, rounded)
+            } else {
+                self.b.ins().fcvt_to_uint_sat(types::I64, rounded)
+            });
+        }
+        let (lo, hi) = int_range(dst);
+        let hi = self.b.ins().iconst(types::I64, hi);
+        let clamped = if signed {
+            let wide = self.b.ins().fcvt_to_sint_sat(types::I64, rounded);
+            let lo = self.b.ins().iconst(types::I64, lo);
+            let clamped = self.b.ins().smax(wide, lo);
+            self.b.ins().smin(clamped, hi)
+        } else {
+            let wide = self.b.ins().fcvt_to_uint_sat(types::I64, rounded);
+            self.b.ins().umin(wide, hi)
+        };
+        Ok(self.b.ins().ireduce(dst.ir_type(), clamped))
+    }
+
+    fn round_integral(&mut self, mode: Rounding, f: Value) -> LResult<Value> {
+        Ok(match mode {
+            Rounding::Rn => self.b.ins().nearest(f),
+            Rounding::Rz => self.b.ins().trunc(f),
+            Rounding::Rm => self.b.ins().floor(f),
+            Rounding::Rp => self.b.ins().ceil(f),
+            Rounding::Rna => return Err(self.err(".rna is not defined for this conversion")),
+        })
+    }
+
+    fn int_to_float(
+        &mut self,
+        dst: PtxType,
+        src: PtxType,
+        mods: CvtMods,
+        x: Value,
+    ) -> LResult<Value> {
+        let mode = mods.rnd.unwrap_or(Rounding::Rn);
+        let signed = src.is_signed();
+        let wide = self.extend(x, types::I64, signed);
+        if dst.is_half() {
+            if src.size() == 8 {
+                return Err(self.unsupported("cvt from a 64-bit integer to a half type"));
+            }
+            // Every 32-bit integer is exact in f64: one rounding to the half format.
+            let f = if signed {
+                self.b.ins().fcvt_from_sint(types::F64, wide)
+            } else {
+                self.b.ins().fcvt_from_uint(types::F64, wide)
+            };
+            let f = if mods.sat {
+                softfloat::saturate(self.b, f)
+            } else {
+                f
+            };
+            let (fmt, _) = format_of(dst);
+            return Ok(softfloat::f64_to_half(self.b, fmt, f, mode));
+        }
+        if mode != Rounding::Rn {
+            return Err(self.unsupported("cvt from an integer with directed rounding"));
+        }
+        let ft = dst.ir_type();
+        let f = if signed {
+            self.b.ins().fcvt_from_sint(ft, wide)
+        } else {
+            self.b.ins().fcvt_from_uint(ft, wide)
+        };
+        Ok(if mods.sat {
+            softfloat::saturate(self.b, f)
+        } else {
+            f
+        })
+    }
+
+    fn float_to_float(
+        &mut self,
+        dst: PtxType,
+        src: PtxType,
+        mods: CvtMods,
+        x: Value,
+    ) -> LResult<Value> {
+        if dst == src {
+            // cvt.rni.f32.f32 and friends: round to an integral value in the same format.
+            let mut v = if mods.ftz && !dst.is_half() {
+                softfloat::flush_subnormal(self.b, x)
+            } else {
+                x
+            };
+            if dst.is_half() {
+                return Err(self.unsupported("half to itself"));
+            }
+            if mods.integral {
+                v = self.round_integral(mods.rnd.unwrap_or(Rounding::Rn), v)?;
+            }
+            if mods.sat {
+                v = softfloat::saturate(self.b, v);
+            }
+            if dst == PtxType::F32 {
+                v = softfloat::canonicalize_f32(self.b, v);
+            }
+            return Ok(v);
+        }
+        if mods.integral {
+            return Err(self
+                .err("integral rounding (.rni etc.) needs the same source and destination type"));
+        }
+        let mode = mods.rnd.unwrap_or(Rounding::Rn);
+        let mut f = self.to_f64(src, mods.ftz, x);
+        if mods.sat {
+            f = softfloat::saturate(self.b, f);
+        }
+        Ok(match dst {
+            PtxType::F64 => f,
+            PtxType::F32 => {
+                if src == PtxType::F64 && mode != Rounding::Rn {
+                    return Err(self.unsupported("cvt.f32.f64 with directed rounding"));
+                }
+                // Exact for every half value; f64 → f32 rounds to nearest even.
+                let v = self.b.ins().fdemote(types::F32, f);
+                let v = if mods.ftz {
+                    softfloat::flush_subnormal(self.b, v)
+                } else {
+                    v
+                };
+                if src == PtxType::F64 {
+                    softfloat::canonicalize_f32(self.b, v)
+                } else {
+                    v
+                }
+            }
+            _ => {
+                let (fmt, _) = format_of(dst);
+                softfloat::f64_to_half(self.b, fmt, f, mode)
+            }
+        })
+    }
+}
+
+/// The range of an integer type of at most 32 bits, as i64.
+fn int_range(ty: PtxType) -> (i64, i64) {
+    let bits = ty.bits();
+    if ty.is_signed() {
+        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+    } else {
+        (0, (1i64 << bits) - 1)
+    }
+}

@@ -1,0 +1,135 @@
+//! f32 and f64 arithmetic. Results that are NaN become the canonical f32 NaN; `.ftz` flushes
+//! subnormal inputs and results; `.sat` clamps. Approximate instructions (`.approx`, `ex2`,
+//! `lg2`, `sin`, `cos`, `tanh`) are computed accurately (within the ISA's error bounds, not
+//! bit-identical to a GPU's).
+
+use cranelift_codegen::ir::condcodes::FloatCC;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+
+use super::softfloat;
+use super::{LResult, Translator};
+use crate::frontend::checked::{Arg, FloatMods, FloatOp, Rounding};
+use crate::types::PtxType;
+
+impl Translator<'_, '_> {
+    pub fn float(&mut self, op: FloatOp, ty: PtxType, mods: FloatMods, a: &[Arg]) -> LResult {
+        if !ty.is_float() {
+            return Err(self.err(format!("{op:?} is not defined on {ty}")));
+        }
+        if !matches!(mods.rnd, None | Some(Rounding::Rn))
+            && !matches!(op, FloatOp::Neg | FloatOp::Abs)
+        {
+            return Err(self.unsupported("directed rounding of f32/f64 arithmetic"));
+        }
+        if mods.relu || mods.nan || mods.xorsign_abs || mods.oob {
+            return Err(self.unsupported("modifier not defined on f32/f64"));
+        }
+        let nsrc = match op {
+            FloatOp::Fma => 3,
+            FloatOp::Add
+            | FloatOp::Sub
+            | FloatOp::Mul
+            | FloatOp::Div
+            | FloatOp::Min
+            | FloatOp::Max => 2,
+            _ => 1,
+        };
+        let mut x = Vec::new();
+        for arg in &a[1..=nsrc] {
+            let v = self.read(arg, ty)?;
+            x.push(if mods.ftz {
+                softfloat::flush_subnormal(self.b, v)
+            } else {
+                v
+            });
+        }
+        let r = match op {
+            FloatOp::Add => self.b.ins().fadd(x[0], x[1]),
+            FloatOp::Sub => self.b.ins().fsub(x[0], x[1]),
+            FloatOp::Mul => self.b.ins().fmul(x[0], x[1]),
+            FloatOp::Fma => self.b.ins().fma(x[0], x[1], x[2]),
+            // div.rn is IEEE division; div.full and div.approx are within their 2-ulp bounds.
+            FloatOp::Div => self.b.ins().fdiv(x[0], x[1]),
+            FloatOp::Sqrt => self.b.ins().sqrt(x[0]),
+            FloatOp::Rcp => {
+                let one = self.one(ty);
+                self.b.ins().fdiv(one, x[0])
+            }
+            FloatOp::Rsqrt => {
+                let one = self.one(ty);
+                let s = self.b.ins().sqrt(x[0]);
+                self.b.ins().fdiv(one, s)
+            }
+            // Sign-bit operations: NaNs pass through unchanged (documented for f64; chosen
+            // for f32 too, as the sign operation the ISA describes).
+            FloatOp::Neg => self.b.ins().fneg(x[0]),
+            FloatOp::Abs => self.b.ins().fabs(x[0]),
+            FloatOp::Min | FloatOp::Max => self.min_max(op == FloatOp::Max, x[0], x[1]),
+            FloatOp::Ex2 | FloatOp::Lg2 | FloatOp::Sin | FloatOp::Cos | FloatOp::Tanh => {
+                let name = match (op, ty) {
+                    (FloatOp::Ex2, PtxType::F32) => "ptxjit_exp2f",
+                    (FloatOp::Lg2, PtxType::F32) => "ptxjit_log2f",
+                    (FloatOp::Sin, PtxType::F32) => "ptxjit_sinf",
+                    (FloatOp::Cos, PtxType::F32) => "ptxjit_cosf",
+                    (FloatOp::Tanh, PtxType::F32) => "ptxjit_tanhf",
+                    _ => return Err(self.err(format!("{op:?} is only defined on .f32"))),
+                };
+                let f = self.callees.helpers[name];
+                let call = self.b.ins().call(f, &[x[0]]);
+                self.b.inst_results(call)[0]
+            }
+        };
+        let mut r = r;
+        if mods.sat {
+            r = softfloat::saturate(self.b, r);
+        }
+        if mods.ftz {
+            r = softfloat::flush_subnormal(self.b, r);
+        }
+        if ty == PtxType::F32 && !matches!(op, FloatOp::Neg | FloatOp::Abs) {
+            r = softfloat::canonicalize_f32(self.b, r);
+        }
+        self.write(&a[0], r, ty)
+    }
+
+    fn one(&mut self, ty: PtxType) -> Value {
+        if ty == PtxType::F32 {
+            self.b.ins().f32const(1.0)
+        } else {
+            self.b.ins().f64const(1.0)
+        }
+    }
+
+    /// PTX min/max: a NaN operand yields the other; −0 < +0. (Both NaN: a NaN, made canonical
+    /// by the caller.)
+    pub fn min_max(&mut self, is_max: bool, x: Value, y: Value) -> Value {
+        let ty = self.b.func.dfg.value_type(x);
+        let it = if ty == types::F32 {
+            types::I32
+        } else {
+            types::I64
+        };
+        let cc = if is_max {
+            FloatCC::GreaterThan
+        } else {
+            FloatCC::LessThan
+        };
+        let x_wins = self.b.ins().fcmp(cc, x, y);
+        let picked = self.b.ins().select(x_wins, x, y);
+        // Equal values: only ±0 differ; max takes the AND of sign bits (+0 wins), min the OR.
+        let xb = self.b.ins().bitcast(it, MemFlagsData::new(), x);
+        let yb = self.b.ins().bitcast(it, MemFlagsData::new(), y);
+        let merged = if is_max {
+            self.b.ins().band(xb, yb)
+        } else {
+            self.b.ins().bor(xb, yb)
+        };
+        let merged = self.b.ins().bitcast(ty, MemFlagsData::new(), merged);
+        let equal = self.b.ins().fcmp(FloatCC::Equal, x, y);
+        let picked = self.b.ins().select(equal, merged, picked);
+        let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        let y_nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
+        let picked = self.b.ins().select(y_nan, x, picked);
+        self.b.ins().select(x_nan, y, picked)
+    }
+}

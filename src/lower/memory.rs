@@ -1,0 +1,77 @@
+//! Memory: `ld`, `st` (all state spaces, vectors) and `cvta`.
+
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types};
+
+use super::{LResult, Translator};
+use crate::frontend::ast::StateSpace;
+use crate::frontend::checked::Arg;
+use crate::types::PtxType;
+
+impl Translator<'_, '_> {
+    /// Element type of a memory access: predicates cannot be loaded, and the `.b8`-style
+    /// widths load as integers.
+    fn access_type(&self, ty: PtxType) -> LResult<PtxType> {
+        if ty == PtxType::Pred {
+            return Err(self.err("cannot load or store a .pred"));
+        }
+        Ok(ty)
+    }
+
+    pub fn load(&mut self, space: StateSpace, ty: PtxType, vec: u8, a: &[Arg]) -> LResult {
+        let ty = self.access_type(ty)?;
+        let dst = self.elements(&a[0]).to_vec();
+        if dst.len() != vec as usize {
+            return Err(self.err(format!(
+                "a .v{vec} load needs {vec} destinations, found {}",
+                dst.len()
+            )));
+        }
+        let addr = self.address(&a[1], space)?;
+        for (i, d) in dst.iter().enumerate() {
+            let v = self.b.ins().load(
+                ty.ir_type(),
+                MemFlagsData::new(),
+                addr,
+                (i as u32 * ty.size()) as i32,
+            );
+            self.write(d, v, ty)?;
+        }
+        Ok(())
+    }
+
+    pub fn store(&mut self, space: StateSpace, ty: PtxType, vec: u8, a: &[Arg]) -> LResult {
+        let ty = self.access_type(ty)?;
+        let src = self.elements(&a[1]).to_vec();
+        if src.len() != vec as usize {
+            return Err(self.err(format!(
+                "a .v{vec} store needs {vec} sources, found {}",
+                src.len()
+            )));
+        }
+        let addr = self.address(&a[0], space)?;
+        for (i, s) in src.iter().enumerate() {
+            let v = self.read(s, ty)?;
+            self.b
+                .ins()
+                .store(MemFlagsData::new(), v, addr, (i as u32 * ty.size()) as i32);
+        }
+        Ok(())
+    }
+
+    /// Only shared addresses differ between their window and generic form (see `lower`).
+    pub fn cvta(&mut self, to_generic: bool, space: StateSpace, ty: PtxType, a: &[Arg]) -> LResult {
+        let v = self.read(&a[1], ty)?;
+        let v = self.extend(v, types::I64, false);
+        let r = match (space, to_generic) {
+            (StateSpace::Shared, true) => self.space_to_host(v, StateSpace::Shared),
+            (StateSpace::Shared, false) => self.b.ins().isub(v, self.shared_base),
+            _ => v,
+        };
+        let r = if ty == PtxType::U32 {
+            self.b.ins().ireduce(types::I32, r)
+        } else {
+            r
+        };
+        self.write(&a[0], r, ty)
+    }
+}

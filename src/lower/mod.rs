@@ -1,0 +1,418 @@
+//! Lowering: one checked PTX function → one Cranelift function.
+//!
+//! # How values are held
+//! Every PTX register is a Cranelift `Variable` of its declared type's IR type
+//! (`PtxType::ir_type`): predicates are `i8` 0/1, f32/f64 are floats, and **f16/bf16 values are
+//! integer bits** (`i16`, pairs in `i32`, low lane = bits 0–15). Half arithmetic decodes the bits
+//! to f64 exactly, computes, and rounds once in `softfloat`, which is also the one place that
+//! decides NaN results (canonical `0x7FFF` for halves, `0x7FFFFFFF` for f32).
+//!
+//! # Kernels
+//! An `.entry` becomes a *block function* `fn(*const BlockContext) -> u64`: it loops over the
+//! threads of its block inside the compiled code (x fastest), running the body once per thread;
+//! `ret`/`exit` jump to the next thread. A `.func` becomes
+//! `fn(ctx, tid.x, tid.y, tid.z, return slots…, param slots…) -> u64`, with every `.param`
+//! passed by address. The `u64` is a `ptxjit_runtime::Status` word (0 = done).
+//!
+//! # Addresses
+//! Global, const, param, local and generic addresses are host addresses (a device buffer's
+//! address is its host address). Shared addresses are offsets into the block's shared memory
+//! (so 32-bit shared pointers work); `cvta.shared` adds the block's shared base.
+//!
+//! Instruction families live in their own files (`int`, `float`, `half`, `convert`, `compare`,
+//! `memory`, `data`, `control`); operand access in `operands`.
+
+mod compare;
+mod control;
+mod convert;
+mod data;
+mod float;
+mod half;
+mod int;
+mod memory;
+mod operands;
+pub mod softfloat;
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{
+    self, Block, FuncRef, InstBuilder, MemFlagsData, StackSlot, Value, types,
+};
+use cranelift_frontend::{FunctionBuilder, Variable};
+use ptxjit_runtime::{BlockContext, Status};
+
+use crate::error::{Diagnostic, Span};
+use crate::frontend::ast::{FunctionKind, StateSpace};
+use crate::frontend::checked::{self, FuncId, Op};
+
+/// What the translator needs to know about the rest of the compiled module and the runtime.
+pub struct Env {
+    /// Host address of each module-scope `.global`/`.const` variable (`None` for `.shared`).
+    pub global_addresses: Vec<Option<u64>>,
+    /// Offset in shared memory of each module-scope `.shared` variable.
+    pub global_shared_offsets: Vec<Option<u32>>,
+    /// Offset of each function's body-level `.shared` variables: (function, var) → offset.
+    pub local_shared_offsets: HashMap<(FuncId, usize), u32>,
+    /// Where dynamic (`.extern .shared`) memory starts.
+    pub dynamic_shared_offset: u32,
+}
+
+/// Imported functions a body may call.
+pub struct Callees {
+    pub functions: HashMap<FuncId, FuncRef>,
+    pub helpers: HashMap<&'static str, FuncRef>,
+}
+
+/// Byte offsets of `BlockContext` fields: the runtime's side of the contract.
+pub mod ctx {
+    use super::BlockContext;
+    use std::mem::offset_of;
+    pub const PARAMS: i32 = offset_of!(BlockContext, params) as i32;
+    pub const SHARED: i32 = offset_of!(BlockContext, shared) as i32;
+    pub const CTAID: i32 = offset_of!(BlockContext, ctaid) as i32;
+    pub const NCTAID: i32 = offset_of!(BlockContext, nctaid) as i32;
+    pub const NTID: i32 = offset_of!(BlockContext, ntid) as i32;
+    pub const DYNAMIC_SHARED: i32 = offset_of!(BlockContext, dynamic_shared_bytes) as i32;
+}
+
+/// Where a body-level variable lives.
+#[derive(Clone, Copy)]
+enum VarLoc {
+    Stack(StackSlot),
+    Shared(u32),
+}
+
+pub struct Translator<'a, 'b> {
+    pub b: &'b mut FunctionBuilder<'a>,
+    pub module: &'a checked::Module,
+    pub func: &'a checked::Function,
+    pub func_id: FuncId,
+    env: &'a Env,
+    callees: &'a Callees,
+    regs: Vec<Variable>,
+    tid: [Variable; 3],
+    ctx: Value,
+    shared_base: Value,
+    /// Entry: the parameter buffer; func: one pointer per parameter.
+    params: Vec<Value>,
+    returns: Vec<Value>,
+    vars: Vec<VarLoc>,
+    /// Entry only: where a finished thread goes.
+    thread_end: Option<Block>,
+    /// Index and span of the instruction being lowered (for statuses and diagnostics).
+    pub inst_index: u32,
+    pub span: Span,
+    opcode: &'a str,
+}
+
+pub type LResult<T = ()> = Result<T, Diagnostic>;
+
+/// The Cranelift signature of a translated function.
+pub fn signature(
+    f: &checked::Function,
+    call_conv: cranelift_codegen::isa::CallConv,
+) -> ir::Signature {
+    let mut sig = ir::Signature::new(call_conv);
+    sig.params.push(ir::AbiParam::new(types::I64));
+    if f.kind == FunctionKind::Func {
+        for _ in 0..3 {
+            sig.params.push(ir::AbiParam::new(types::I32));
+        }
+        for _ in f.returns.iter().chain(&f.params) {
+            sig.params.push(ir::AbiParam::new(types::I64));
+        }
+    }
+    sig.returns.push(ir::AbiParam::new(types::I64));
+    sig
+}
+
+impl<'a, 'b> Translator<'a, 'b> {
+    /// Translates `func` into the builder's function (whose signature is [`signature`]).
+    pub fn translate(
+        b: &'b mut FunctionBuilder<'a>,
+        module: &'a checked::Module,
+        func_id: FuncId,
+        env: &'a Env,
+        callees: &'a Callees,
+    ) -> LResult {
+        let func = &module.functions[func_id];
+        let body = func
+            .body
+            .as_ref()
+            .expect("only defined functions are translated");
+        let entry = b.create_block();
+        b.append_block_params_for_function_params(entry);
+        b.switch_to_block(entry);
+        let args = b.block_params(entry).to_vec();
+        let ctx = args[0];
+        let regs: Vec<Variable> = func
+            .regs
+            .iter()
+            .map(|r| b.declare_var(r.ty.ir_type()))
+            .collect();
+        let tid = [
+            b.declare_var(types::I32),
+            b.declare_var(types::I32),
+            b.declare_var(types::I32),
+        ];
+        let flags = MemFlagsData::trusted();
+        let shared_base = b.ins().load(types::I64, flags, ctx, ctx::SHARED);
+        let (params, returns) = match func.kind {
+            FunctionKind::Entry => {
+                let zero = b.ins().iconst(types::I32, 0);
+                for t in tid {
+                    b.def_var(t, zero);
+                }
+                (
+                    vec![b.ins().load(types::I64, flags, ctx, ctx::PARAMS)],
+                    vec![],
+                )
+            }
+            FunctionKind::Func => {
+                for (i, t) in tid.iter().enumerate() {
+                    b.def_var(*t, args[1 + i]);
+                }
+                let nret = func.returns.len();
+                (args[4 + nret..].to_vec(), args[4..4 + nret].to_vec())
+            }
+        };
+        let mut vars = Vec::new();
+        for (i, v) in func.vars.iter().enumerate() {
+            vars.push(match v.space {
+                StateSpace::Shared => VarLoc::Shared(if v.is_extern {
+                    env.dynamic_shared_offset
+                } else {
+                    env.local_shared_offsets[&(func_id, i)]
+                }),
+                _ => {
+                    let align_shift = v.align.max(1).trailing_zeros().min(12) as u8;
+                    let slot = b.create_sized_stack_slot(ir::StackSlotData::new(
+                        ir::StackSlotKind::ExplicitSlot,
+                        v.size as u32,
+                        align_shift,
+                    ));
+                    VarLoc::Stack(slot)
+                }
+            });
+        }
+        let mut t = Translator {
+            b,
+            module,
+            func,
+            func_id,
+            env,
+            callees,
+            regs,
+            tid,
+            ctx,
+            shared_base,
+            params,
+            returns,
+            vars,
+            thread_end: None,
+            inst_index: 0,
+            span: func.span,
+            opcode: "",
+        };
+        // Blocks: one per instruction index that a label stands before.
+        let mut label_blocks: HashMap<usize, Block> = HashMap::new();
+        for &pos in &func.labels {
+            label_blocks
+                .entry(pos)
+                .or_insert_with(|| t.b.create_block());
+        }
+        let body_start = *label_blocks.entry(0).or_insert_with(|| t.b.create_block());
+        if func.kind == FunctionKind::Entry {
+            t.thread_end = Some(t.b.create_block());
+        }
+        t.b.ins().jump(body_start, &[]);
+        let label_block: Vec<Block> = func.labels.iter().map(|p| label_blocks[p]).collect();
+        let mut terminated = true;
+        for (i, inst) in body.iter().enumerate() {
+            if let Some(&blk) = label_blocks.get(&i) {
+                if !terminated {
+                    t.b.ins().jump(blk, &[]);
+                }
+                t.b.switch_to_block(blk);
+            } else if terminated {
+                // Code after an unconditional branch that no label reaches: keep it in a
+                // block of its own (it has no predecessors).
+                let blk = t.b.create_block();
+                t.b.switch_to_block(blk);
+            }
+            t.inst_index = i as u32;
+            t.span = inst.span;
+            t.opcode = &inst.opcode;
+            terminated = t.instruction(inst, &label_block)?;
+        }
+        if let Some(&blk) = label_blocks.get(&body.len()) {
+            if !terminated {
+                t.b.ins().jump(blk, &[]);
+            }
+            t.b.switch_to_block(blk);
+            terminated = false;
+        }
+        if !terminated {
+            // Falling off the end is `ret`.
+            t.thread_done();
+        }
+        if let Some(end) = t.thread_end {
+            t.next_thread(end, body_start);
+        }
+        t.b.seal_all_blocks();
+        Ok(())
+    }
+
+    pub fn err(&self, msg: impl Into<String>) -> Diagnostic {
+        Diagnostic::new(&self.module.source, self.span, msg)
+    }
+
+    /// A form the decoder accepts but the lowering does not implement (yet).
+    pub fn unsupported(&self, why: impl std::fmt::Display) -> Diagnostic {
+        self.err(format!("unsupported instruction '{}' ({why})", self.opcode))
+    }
+
+    /// The thread is finished: next thread (entry) or return 0 (func).
+    fn thread_done(&mut self) {
+        match self.thread_end {
+            Some(end) => {
+                self.b.ins().jump(end, &[]);
+            }
+            None => {
+                let zero = self.b.ins().iconst(types::I64, 0);
+                self.b.ins().return_(&[zero]);
+            }
+        }
+    }
+
+    /// Returns a status word built from `kind` and the current instruction.
+    fn return_status(&mut self, kind: u32) {
+        let status = Status::encode(kind, self.func_id as u32, self.inst_index);
+        let status = self.b.ins().iconst(types::I64, status as i64);
+        self.b.ins().return_(&[status]);
+    }
+
+    /// The thread loop's increment: x fastest, then y, then z; returns 0 after the last thread.
+    fn next_thread(&mut self, end: Block, body_start: Block) {
+        let b = &mut *self.b;
+        b.switch_to_block(end);
+        let flags = MemFlagsData::trusted();
+        let mut carry_blocks = Vec::new();
+        for d in 0..3 {
+            let n = b
+                .ins()
+                .load(types::I32, flags, self.ctx, ctx::NTID + 4 * d as i32);
+            let cur = b.use_var(self.tid[d]);
+            let next = b.ins().iadd_imm_s(cur, 1);
+            let more = b
+                .ins()
+                .icmp(ir::condcodes::IntCC::UnsignedLessThan, next, n);
+            let advance = b.create_block();
+            let carry = b.create_block();
+            b.ins().brif(more, advance, &[], carry, &[]);
+            b.switch_to_block(advance);
+            b.def_var(self.tid[d], next);
+            b.ins().jump(body_start, &[]);
+            b.switch_to_block(carry);
+            let zero = b.ins().iconst(types::I32, 0);
+            b.def_var(self.tid[d], zero);
+            carry_blocks.push(carry);
+        }
+        let zero = b.ins().iconst(types::I64, 0);
+        b.ins().return_(&[zero]);
+    }
+
+    /// Lowers one instruction; returns whether it ended the current block unconditionally.
+    fn instruction(&mut self, inst: &checked::Inst, labels: &[Block]) -> LResult<bool> {
+        // Guarded branches and returns become conditional branches; other guarded
+        // instructions are skipped around.
+        if let Some(g) = inst.guard {
+            let p = self.b.use_var(self.regs[g.reg as usize]);
+            let exec = self.b.create_block();
+            let skip = self.b.create_block();
+            let (on_true, on_false) = if g.negated {
+                (skip, exec)
+            } else {
+                (exec, skip)
+            };
+            match inst.op {
+                Op::Bra => {
+                    let target = self.branch_target(inst, labels)?;
+                    let (t, f) = if g.negated {
+                        (skip, target)
+                    } else {
+                        (target, skip)
+                    };
+                    self.b.ins().brif(p, t, &[], f, &[]);
+                    self.b.switch_to_block(skip);
+                    return Ok(false);
+                }
+                _ => {
+                    self.b.ins().brif(p, on_true, &[], on_false, &[]);
+                    self.b.switch_to_block(exec);
+                    let ended = self.unguarded(inst, labels)?;
+                    if !ended {
+                        self.b.ins().jump(skip, &[]);
+                    }
+                    self.b.switch_to_block(skip);
+                    return Ok(false);
+                }
+            }
+        }
+        self.unguarded(inst, labels)
+    }
+
+    fn unguarded(&mut self, inst: &checked::Inst, labels: &[Block]) -> LResult<bool> {
+        let a = &inst.args;
+        match inst.op {
+            Op::Bra => {
+                let target = self.branch_target(inst, labels)?;
+                self.b.ins().jump(target, &[]);
+                return Ok(true);
+            }
+            Op::Ret => {
+                self.thread_done();
+                return Ok(true);
+            }
+            Op::Exit => {
+                match self.thread_end {
+                    Some(_) => self.thread_done(),
+                    None => self.return_status(Status::EXIT),
+                }
+                return Ok(true);
+            }
+            Op::Trap => {
+                self.return_status(Status::TRAP);
+                return Ok(true);
+            }
+            Op::Call => self.call(a)?,
+            Op::Mov(ty) => self.mov(ty, a)?,
+            Op::Selp(ty) => self.selp(ty, a)?,
+            Op::Ld { space, ty, vec } => self.load(space, ty, vec, a)?,
+            Op::St { space, ty, vec } => self.store(space, ty, vec, a)?,
+            Op::Cvta {
+                to_generic,
+                space,
+                ty,
+            } => self.cvta(to_generic, space, ty, a)?,
+            Op::Cvt { dst, src, mods } => self.cvt(dst, src, mods, a)?,
+            Op::Int { op, ty } => self.int(op, ty, a)?,
+            Op::Float { op, ty, mods } if ty.is_half() => self.half(op, ty, mods, a)?,
+            Op::Float { op, ty, mods } => self.float(op, ty, mods, a)?,
+            Op::Setp {
+                cmp,
+                bool_op,
+                ty,
+                ftz,
+            } => self.setp(cmp, bool_op, ty, ftz, a)?,
+        }
+        Ok(false)
+    }
+
+    fn branch_target(&self, inst: &checked::Inst, labels: &[Block]) -> LResult<Block> {
+        match inst.args.first() {
+            Some(checked::Arg::Label(l)) => Ok(labels[*l]),
+            _ => Err(self.err("bra needs a label operand (indirect branches are not supported)")),
+        }
+    }
+}

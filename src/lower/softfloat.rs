@@ -1,0 +1,195 @@
+//! Inline IR helpers for everything Cranelift cannot do natively on x86-64: decoding and
+//! rounding f16/bf16, and PTX's NaN, flush-to-zero and saturation rules. This file is the one
+//! place that decides NaN results; it mirrors `semantics::half` step for step.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_frontend::FunctionBuilder;
+
+use crate::frontend::checked::Rounding;
+use crate::semantics::half::{CANONICAL_NAN, HalfFormat};
+
+/// The canonical NaN of f32 results (CUDA: "the quiet NaN of bit pattern 0x7fffffff").
+pub const CANONICAL_NAN_F32: u32 = 0x7FFF_FFFF;
+
+const F64_INF: i64 = 0x7FF0_0000_0000_0000;
+const F64_MANT: i64 = (1 << 52) - 1;
+
+/// Exact f64 value of half bits `h` (an `i16`). NaNs decode quiet with their payload.
+pub fn half_to_f64(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
+    let mb = fmt.mant_bits as i64;
+    let x = b.ins().uextend(types::I64, h);
+    let sign = b.ins().band_imm_u(x, 0x8000);
+    let sign = b.ins().ishl_imm_u(sign, 48);
+    let mag = b.ins().band_imm_u(x, 0x7FFF);
+    // The half's exponent and fraction placed in f64 fields; scaling by 2^(1023 - bias) fixes
+    // the exponent, for subnormals too (they land in f64's subnormal range first).
+    let placed = b.ins().ishl_imm_u(mag, 52 - mb);
+    let placed = b.ins().bitcast(types::F64, MemFlagsData::new(), placed);
+    let scale = b.ins().f64const(2f64.powi(1023 - fmt.bias()));
+    let finite = b.ins().fmul(placed, scale);
+    let finite = b.ins().bitcast(types::I64, MemFlagsData::new(), finite);
+    // Inf and NaN: all-ones exponent; NaNs made quiet.
+    let frac = b.ins().band_imm_u(mag, (1 << mb) - 1);
+    let frac = b.ins().ishl_imm_u(frac, 52 - mb);
+    let is_nan = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, mag, fmt.inf_bits() as i64);
+    let quiet = b.ins().iconst(types::I64, 0x0008_0000_0000_0000);
+    let zero = b.ins().iconst(types::I64, 0);
+    let quiet = b.ins().select(is_nan, quiet, zero);
+    let special = b.ins().bor_imm_u(frac, F64_INF);
+    let special = b.ins().bor(special, quiet);
+    let is_special = b.ins().icmp_imm_u(
+        IntCC::UnsignedGreaterThanOrEqual,
+        mag,
+        fmt.inf_bits() as i64,
+    );
+    let bits = b.ins().select(is_special, special, finite);
+    let bits = b.ins().bor(bits, sign);
+    b.ins().bitcast(types::F64, MemFlagsData::new(), bits)
+}
+
+/// Rounds the f64 `x` to half bits (`i16`) with `mode`: the IR twin of `HalfFormat::round`.
+pub fn f64_to_half(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value, mode: Rounding) -> Value {
+    let mb = fmt.mant_bits as i64;
+    let emin = fmt.emin() as i64;
+    let inf = fmt.inf_bits() as i64;
+    let raw = b.ins().bitcast(types::I64, MemFlagsData::new(), x);
+    let negative = b.ins().icmp_imm_s(IntCC::SignedLessThan, raw, 0);
+    let a = b.ins().band_imm_u(raw, i64::MAX);
+    let e = b.ins().ushr_imm_u(a, 52);
+    let e = b.ins().iadd_imm_s(e, -1023);
+    let m = b.ins().band_imm_u(a, F64_MANT);
+    let m = b.ins().bor_imm_u(m, 1 << 52);
+    // shift = min(52 - mb + max(emin - e, 0), 63)
+    let emin_v = b.ins().iconst(types::I64, emin);
+    let below = b.ins().isub(emin_v, e);
+    let zero = b.ins().iconst(types::I64, 0);
+    let below = b.ins().smax(below, zero);
+    let shift = b.ins().iadd_imm_s(below, 52 - mb);
+    let cap = b.ins().iconst(types::I64, 63);
+    let shift = b.ins().umin(shift, cap);
+    let kept = b.ins().ushr(m, shift);
+    let one = b.ins().iconst(types::I64, 1);
+    let unit = b.ins().ishl(one, shift);
+    let low_mask = b.ins().iadd_imm_s(unit, -1);
+    let rem = b.ins().band(m, low_mask);
+    let half = b.ins().ushr_imm_u(unit, 1);
+    let inexact = b.ins().icmp_imm_u(IntCC::NotEqual, rem, 0);
+    let up = match mode {
+        Rounding::Rn => {
+            let above = b.ins().icmp(IntCC::UnsignedGreaterThan, rem, half);
+            let tie = b.ins().icmp(IntCC::Equal, rem, half);
+            let odd = b.ins().band_imm_u(kept, 1);
+            let odd = b.ins().ireduce(types::I8, odd);
+            let tie_odd = b.ins().band(tie, odd);
+            b.ins().bor(above, tie_odd)
+        }
+        Rounding::Rna => b.ins().icmp(IntCC::UnsignedGreaterThanOrEqual, rem, half),
+        Rounding::Rz => b.ins().iconst(types::I8, 0),
+        Rounding::Rp => {
+            let positive = b.ins().bxor_imm_u(negative, 1);
+            b.ins().band(inexact, positive)
+        }
+        Rounding::Rm => b.ins().band(inexact, negative),
+    };
+    let up = b.ins().uextend(types::I64, up);
+    let kept = b.ins().iadd(kept, up);
+    // bits = ((max(e, emin) + bias - 1) << mb) + kept
+    let exp = b.ins().smax(e, emin_v);
+    let exp = b.ins().iadd_imm_s(exp, fmt.bias() as i64 - 1);
+    let exp = b.ins().ishl_imm_u(exp, mb);
+    let bits = b.ins().iadd(exp, kept);
+    let overflow = b
+        .ins()
+        .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, bits, inf);
+    let inf_v = b.ins().iconst(types::I64, inf);
+    let max_v = b.ins().iconst(types::I64, inf - 1);
+    let on_overflow = match mode {
+        Rounding::Rn | Rounding::Rna => inf_v,
+        Rounding::Rz => max_v,
+        Rounding::Rp => b.ins().select(negative, max_v, inf_v),
+        Rounding::Rm => b.ins().select(negative, inf_v, max_v),
+    };
+    let bits = b.ins().select(overflow, on_overflow, bits);
+    // Zero and infinity keep their class whatever the mode.
+    let is_zero = b.ins().icmp_imm_u(IntCC::Equal, a, 0);
+    let bits = b.ins().select(is_zero, zero, bits);
+    let is_inf = b.ins().icmp_imm_u(IntCC::Equal, a, F64_INF);
+    let bits = b.ins().select(is_inf, inf_v, bits);
+    let sign = b.ins().uextend(types::I64, negative);
+    let sign = b.ins().ishl_imm_u(sign, 15);
+    let bits = b.ins().bor(bits, sign);
+    let is_nan = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThan, a, F64_INF);
+    let nan = b.ins().iconst(types::I64, CANONICAL_NAN as i64);
+    let bits = b.ins().select(is_nan, nan, bits);
+    b.ins().ireduce(types::I16, bits)
+}
+
+/// Rounds `a*b + c` (f64 values with at most 26-bit significands, so `a*b` is exact) to odd:
+/// the result's last bit is set when inexact. Rounding that to a format of ≤ 51 bits then
+/// gives the correctly rounded fma (no double-rounding error).
+pub fn fma_round_to_odd(b: &mut FunctionBuilder, x: Value, y: Value, c: Value) -> Value {
+    let p = b.ins().fmul(x, y);
+    // TwoSum: s + e == p + c exactly.
+    let s = b.ins().fadd(p, c);
+    let bb = b.ins().fsub(s, p);
+    let s_minus_bb = b.ins().fsub(s, bb);
+    let ea = b.ins().fsub(p, s_minus_bb);
+    let eb = b.ins().fsub(c, bb);
+    let e = b.ins().fadd(ea, eb);
+    let s_bits = b.ins().bitcast(types::I64, MemFlagsData::new(), s);
+    let e_bits = b.ins().bitcast(types::I64, MemFlagsData::new(), e);
+    // Truncate toward zero: when the exact value is smaller in magnitude than s (e has the
+    // opposite sign), step s's magnitude down one unit; then set the sticky last bit.
+    let opposite = b.ins().bxor(s_bits, e_bits);
+    let opposite = b.ins().icmp_imm_s(IntCC::SignedLessThan, opposite, 0);
+    let down = b.ins().iadd_imm_s(s_bits, -1);
+    let trunc = b.ins().select(opposite, down, s_bits);
+    let odd = b.ins().bor_imm_u(trunc, 1);
+    let zero = b.ins().f64const(0.0);
+    let exact = b.ins().fcmp(FloatCC::Equal, e, zero);
+    // e is NaN when s is infinite or NaN: keep s then.
+    let e_nan = b.ins().fcmp(FloatCC::Unordered, e, e);
+    let keep = b.ins().bor(exact, e_nan);
+    let bits = b.ins().select(keep, s_bits, odd);
+    b.ins().bitcast(types::F64, MemFlagsData::new(), bits)
+}
+
+/// Replaces any NaN f32 by the canonical NaN.
+pub fn canonicalize_f32(b: &mut FunctionBuilder, v: Value) -> Value {
+    let is_nan = b.ins().fcmp(FloatCC::Unordered, v, v);
+    let nan = b.ins().f32const(f32::from_bits(CANONICAL_NAN_F32));
+    b.ins().select(is_nan, nan, v)
+}
+
+/// Flushes an f32 or f64 subnormal to zero of the same sign.
+pub fn flush_subnormal(b: &mut FunctionBuilder, v: Value) -> Value {
+    let ty = b.func.dfg.value_type(v);
+    let (it, exp_mask, sign_mask) = if ty == types::F32 {
+        (types::I32, 0x7F80_0000i64, 0x8000_0000u32 as i32 as i64)
+    } else {
+        (types::I64, F64_INF, i64::MIN)
+    };
+    let bits = b.ins().bitcast(it, MemFlagsData::new(), v);
+    let exp = b.ins().band_imm_u(bits, exp_mask);
+    let tiny = b.ins().icmp_imm_u(IntCC::Equal, exp, 0);
+    let signed_zero = b.ins().band_imm_u(bits, sign_mask);
+    let bits = b.ins().select(tiny, signed_zero, bits);
+    b.ins().bitcast(ty, MemFlagsData::new(), bits)
+}
+
+/// `.sat`: clamps to [+0, 1]; NaN gives +0.
+pub fn saturate(b: &mut FunctionBuilder, v: Value) -> Value {
+    let ty = b.func.dfg.value_type(v);
+    let (zero, one) = if ty == types::F32 {
+        (b.ins().f32const(0.0), b.ins().f32const(1.0))
+    } else {
+        (b.ins().f64const(0.0), b.ins().f64const(1.0))
+    };
+    let positive = b.ins().fcmp(FloatCC::GreaterThan, v, zero);
+    let v = b.ins().select(positive, v, zero);
+    let big = b.ins().fcmp(FloatCC::GreaterThan, v, one);
+    b.ins().select(big, one, v)
+}

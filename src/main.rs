@@ -1,0 +1,330 @@
+//! The `ptxjit` command: run, check, or show the Cranelift IR of PTX kernels.
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use ptxjit::cli::{ArgSpec, check_spec, parse_dim, parse_spec};
+use ptxjit::{Arg, CompileOptions, DeviceBuffer, Dim3, LaunchConfig, Module, OptLevel};
+
+#[derive(Parser)]
+#[command(
+    name = "ptxjit",
+    version,
+    about = "Run NVIDIA PTX half-precision kernels on the CPU"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Opt {
+    None,
+    Speed,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Elem {
+    F16,
+    Bf16,
+    F32,
+    F64,
+    U8,
+    U16,
+    U32,
+    U64,
+    S32,
+    S64,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Launch a kernel.
+    Run {
+        file: String,
+        /// The kernel; may be left out when the module has exactly one .entry.
+        #[arg(long)]
+        kernel: Option<String>,
+        /// Grid size X[,Y[,Z]].
+        #[arg(long)]
+        grid: String,
+        /// Block size X[,Y[,Z]].
+        #[arg(long)]
+        block: String,
+        /// One per kernel parameter, in order: TYPE:V, file:PATH or zeros:NBYTES.
+        #[arg(long = "arg", value_name = "SPEC")]
+        args: Vec<String>,
+        /// After the launch, write the buffer of parameter N (0-based) to PATH.
+        #[arg(long = "out", value_name = "N=PATH")]
+        outs: Vec<String>,
+        /// After the launch, print the buffer of parameter N as elements of TYPE.
+        #[arg(long = "print", value_name = "N:TYPE")]
+        prints: Vec<String>,
+        /// Bytes of dynamic (.extern .shared) memory per block.
+        #[arg(long, default_value_t = 0)]
+        shared_bytes: u32,
+    },
+    /// Parse, check and compile every entry; print diagnostics.
+    Check { file: String },
+    /// Print the Cranelift IR of the module's functions.
+    Clif {
+        file: String,
+        #[arg(long)]
+        kernel: Option<String>,
+        #[arg(long, value_enum, default_value = "speed")]
+        opt: Opt,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            file,
+            kernel,
+            grid,
+            block,
+            args,
+            outs,
+            prints,
+            shared_bytes,
+        } => run(
+            &file,
+            kernel.as_deref(),
+            &grid,
+            &block,
+            &args,
+            &outs,
+            &prints,
+            shared_bytes,
+        ),
+        Command::Check { file } => check(&file),
+        Command::Clif { file, kernel, opt } => clif(&file, kernel.as_deref(), opt),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            // Diagnostics already read `file:line:col: error: …`.
+            if msg.contains(": error: ") {
+                eprintln!("{msg}");
+            } else {
+                eprintln!("error: {msg}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load(file: &str, opts: &CompileOptions) -> Result<Module, String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+    Module::from_ptx_named(file, &text, opts).map_err(|e| e.to_string())
+}
+
+fn pick_kernel(module: &Module, name: Option<&str>) -> Result<String, String> {
+    match name {
+        Some(n) => Ok(n.to_string()),
+        None => {
+            let names = module.kernel_names();
+            match names.as_slice() {
+                [one] => Ok(one.clone()),
+                [] => Err("the module has no .entry".into()),
+                many => Err(format!(
+                    "the module has several kernels ({}): choose one with --kernel",
+                    many.join(", ")
+                )),
+            }
+        }
+    }
+}
+
+fn parse_index_pair<'a>(s: &'a str, sep: char, what: &str) -> Result<(usize, &'a str), String> {
+    let (n, rest) = s
+        .split_once(sep)
+        .ok_or_else(|| format!("'{s}' is not {what}"))?;
+    let n = n.parse().map_err(|_| format!("'{s}' is not {what}"))?;
+    Ok((n, rest))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run(
+    file: &str,
+    kernel: Option<&str>,
+    grid: &str,
+    block: &str,
+    specs: &[String],
+    outs: &[String],
+    prints: &[String],
+    shared_bytes: u32,
+) -> Result<(), String> {
+    let module = load(file, &CompileOptions::default())?;
+    let name = pick_kernel(&module, kernel)?;
+    let kernel = module.kernel(&name).map_err(|e| e.to_string())?;
+    let params = kernel.params();
+    if specs.len() != params.len() {
+        return Err(format!(
+            "kernel '{name}' takes {} arguments, {} --arg given",
+            params.len(),
+            specs.len()
+        ));
+    }
+    let mut buffers: Vec<Option<DeviceBuffer>> = Vec::new();
+    let mut args = Vec::new();
+    for (i, (spec, p)) in specs.iter().zip(&params).enumerate() {
+        let parsed = parse_spec(spec).map_err(|e| format!("--arg {i}: {e}"))?;
+        check_spec(&parsed, p).map_err(|e| format!("--arg {i} ('{spec}'): {e}"))?;
+        let buffer = match &parsed {
+            ArgSpec::Scalar(bytes) => {
+                args.push(Arg::bytes(bytes));
+                None
+            }
+            ArgSpec::File(path) => {
+                let data = std::fs::read(path)
+                    .map_err(|e| format!("--arg {i}: cannot read {path}: {e}"))?;
+                Some(DeviceBuffer::from_slice(&data).map_err(|e| e.to_string())?)
+            }
+            ArgSpec::Zeros(n) => Some(DeviceBuffer::zeroed(*n).map_err(|e| e.to_string())?),
+        };
+        if let Some(b) = &buffer {
+            args.push(Arg::buffer(b));
+        }
+        buffers.push(buffer);
+    }
+    let g = parse_dim(grid).map_err(|e| format!("--grid: {e}"))?;
+    let b = parse_dim(block).map_err(|e| format!("--block: {e}"))?;
+    let config = LaunchConfig {
+        grid: Dim3::new(g[0], g[1], g[2]),
+        block: Dim3::new(b[0], b[1], b[2]),
+        dynamic_shared_bytes: shared_bytes,
+    };
+    let buffer_of = |n: usize| -> Result<&DeviceBuffer, String> {
+        buffers
+            .get(n)
+            .and_then(|b| b.as_ref())
+            .ok_or_else(|| format!("parameter {n} is not a buffer"))
+    };
+    // Validate the output requests before running.
+    for o in outs {
+        buffer_of(parse_index_pair(o, '=', "N=PATH")?.0)?;
+    }
+    for p in prints {
+        let (n, ty) = parse_index_pair(p, ':', "N:TYPE")?;
+        buffer_of(n)?;
+        Elem::from_str(ty, true)
+            .map_err(|_| format!("--print {p}: unknown element type '{ty}'"))?;
+    }
+    let start = std::time::Instant::now();
+    kernel
+        .launch_with(&config, &args)
+        .map_err(|e| e.to_string())?;
+    let elapsed = start.elapsed();
+    for o in outs {
+        let (n, path) = parse_index_pair(o, '=', "N=PATH")?;
+        std::fs::write(path, buffer_of(n)?.to_bytes())
+            .map_err(|e| format!("cannot write {path}: {e}"))?;
+    }
+    for p in prints {
+        let (n, ty) = parse_index_pair(p, ':', "N:TYPE")?;
+        let elem = Elem::from_str(ty, true).expect("validated above");
+        println!(
+            "{} ({ty}): {}",
+            params[n].name,
+            format_buffer(buffer_of(n)?, elem)
+        );
+    }
+    eprintln!(
+        "ran {name} on grid {:?} x block {:?} in {:.3} ms",
+        g,
+        b,
+        elapsed.as_secs_f64() * 1e3
+    );
+    Ok(())
+}
+
+fn format_buffer(buf: &DeviceBuffer, elem: Elem) -> String {
+    let items: Vec<String> = match elem {
+        Elem::F16 => buf
+            .to_vec::<u16>()
+            .into_iter()
+            .map(|b| half::f16::from_bits(b).to_string())
+            .collect(),
+        Elem::Bf16 => buf
+            .to_vec::<u16>()
+            .into_iter()
+            .map(|b| half::bf16::from_bits(b).to_string())
+            .collect(),
+        Elem::F32 => buf
+            .to_vec::<f32>()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect(),
+        Elem::F64 => buf
+            .to_vec::<f64>()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect(),
+        Elem::U8 => buf
+            .to_vec::<u8>()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect(),
+        Elem::U16 => buf
+            .to_vec::<u16>()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect(),
+        Elem::U32 => buf
+            .to_vec::<u32>()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect(),
+        Elem::U64 => buf
+            .to_vec::<u64>()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect(),
+        Elem::S32 => buf
+            .to_vec::<i32>()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect(),
+        Elem::S64 => buf
+            .to_vec::<i64>()
+            .into_iter()
+            .map(|v| v.to_string())
+            .collect(),
+    };
+    format!("[{}]", items.join(", "))
+}
+
+fn check(file: &str) -> Result<(), String> {
+    let module = load(file, &CompileOptions::default())?;
+    println!(
+        "{file}: ok ({} kernels: {})",
+        module.kernel_names().len(),
+        module.kernel_names().join(", ")
+    );
+    Ok(())
+}
+
+fn clif(file: &str, kernel: Option<&str>, opt: Opt) -> Result<(), String> {
+    let opt_level = match opt {
+        Opt::None => OptLevel::None,
+        Opt::Speed => OptLevel::Speed,
+    };
+    let module = load(
+        file,
+        &CompileOptions {
+            opt_level,
+            keep_clif: true,
+        },
+    )?;
+    if let Some(k) = kernel {
+        module.kernel(k).map_err(|e| e.to_string())?;
+    }
+    for (name, text) in module.clif() {
+        if kernel.is_none_or(|k| k == name) {
+            println!("; function {name}\n{text}");
+        }
+    }
+    Ok(())
+}

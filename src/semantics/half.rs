@@ -1,0 +1,280 @@
+//! f16 and bf16: decoding to f64 (exact) and rounding from f64 (the one rounding routine).
+//!
+//! Every half-precision result is computed as an f64 value and rounded once. For f16
+//! add/sub/mul the f64 value is exact; for f16 fma it is exact whenever the result is finite
+//! (the exponent span of `a*b + c` fits in 53 bits), so one rounding gives the correctly
+//! rounded result.
+
+use crate::frontend::checked::Rounding;
+
+/// The bits of an IEEE-style binary format narrower than f64.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HalfFormat {
+    pub mant_bits: u32,
+    pub exp_bits: u32,
+}
+
+pub const F16: HalfFormat = HalfFormat {
+    mant_bits: 10,
+    exp_bits: 5,
+};
+pub const BF16: HalfFormat = HalfFormat {
+    mant_bits: 7,
+    exp_bits: 8,
+};
+
+/// The NaN every half-precision arithmetic result uses (CUDART_NAN_FP16 / CUDART_NAN_BF16).
+pub const CANONICAL_NAN: u16 = 0x7FFF;
+
+impl HalfFormat {
+    pub fn bias(self) -> i32 {
+        (1 << (self.exp_bits - 1)) - 1
+    }
+
+    /// Smallest normal exponent.
+    pub fn emin(self) -> i32 {
+        1 - self.bias()
+    }
+
+    pub fn inf_bits(self) -> u16 {
+        (((1u32 << self.exp_bits) - 1) << self.mant_bits) as u16
+    }
+
+    pub fn is_nan(self, bits: u16) -> bool {
+        bits & 0x7FFF > self.inf_bits()
+    }
+
+    /// The exact value of `bits`. A NaN decodes to a quiet f64 NaN.
+    pub fn to_f64(self, bits: u16) -> f64 {
+        let sign = if bits & 0x8000 != 0 { -1.0 } else { 1.0 };
+        let exp = ((bits & 0x7FFF) >> self.mant_bits) as i32;
+        let frac = (bits & ((1 << self.mant_bits) - 1)) as f64;
+        let max_exp = (1 << self.exp_bits) - 1;
+        if exp == max_exp {
+            return if frac == 0.0 {
+                sign * f64::INFINITY
+            } else {
+                f64::NAN
+            };
+        }
+        let (significand, e) = if exp == 0 {
+            (frac, self.emin())
+        } else {
+            (frac + (1u32 << self.mant_bits) as f64, exp - self.bias())
+        };
+        sign * significand * 2f64.powi(e - self.mant_bits as i32)
+    }
+
+    /// Rounds `x` to this format with `mode`. NaN gives [`CANONICAL_NAN`]; overflow gives
+    /// infinity or the largest finite value as the mode says.
+    pub fn round(self, x: f64, mode: Rounding) -> u16 {
+        if x.is_nan() {
+            return CANONICAL_NAN;
+        }
+        let raw = x.to_bits();
+        let negative = raw >> 63 != 0;
+        let sign = if negative { 0x8000u16 } else { 0 };
+        let a = raw & !(1 << 63);
+        if a == 0 {
+            return sign;
+        }
+        if x.is_infinite() {
+            return sign | self.inf_bits();
+        }
+        // x = m * 2^(e-52), m the 53-bit significand (f64 subnormals are far below the
+        // smallest half subnormal; treating them as normal changes nothing but the sticky bits).
+        let e = (a >> 52) as i32 - 1023;
+        let m = (a & ((1 << 52) - 1)) | (1 << 52);
+        // Drop the bits below the result's quantum 2^(max(e, emin) - mant_bits).
+        let shift = (52 - self.mant_bits as i32 + (self.emin() - e).max(0)).min(63) as u32;
+        let mut kept = m >> shift;
+        let rem = m & ((1u64 << shift) - 1);
+        let half = 1u64 << (shift - 1);
+        let up = match mode {
+            Rounding::Rn => rem > half || (rem == half && kept & 1 == 1),
+            Rounding::Rna => rem >= half,
+            Rounding::Rz => false,
+            Rounding::Rp => rem != 0 && !negative,
+            Rounding::Rm => rem != 0 && negative,
+        };
+        kept += up as u64;
+        // One formula for normal and subnormal results; a carry out of the significand
+        // increments the exponent field by itself.
+        let bits = (((e.max(self.emin()) + self.bias() - 1) as u64) << self.mant_bits) + kept;
+        if bits >= self.inf_bits() as u64 {
+            let to_inf = match mode {
+                Rounding::Rn | Rounding::Rna => true,
+                Rounding::Rz => false,
+                Rounding::Rp => !negative,
+                Rounding::Rm => negative,
+            };
+            return sign
+                | if to_inf {
+                    self.inf_bits()
+                } else {
+                    self.inf_bits() - 1
+                };
+        }
+        sign | bits as u16
+    }
+}
+
+/// f16/bf16 `add`, `sub`, `mul`, `fma` with `.rn`: exact in f64, then one rounding.
+pub fn add(fmt: HalfFormat, a: u16, b: u16) -> u16 {
+    fmt.round(fmt.to_f64(a) + fmt.to_f64(b), Rounding::Rn)
+}
+
+pub fn sub(fmt: HalfFormat, a: u16, b: u16) -> u16 {
+    fmt.round(fmt.to_f64(a) - fmt.to_f64(b), Rounding::Rn)
+}
+
+pub fn mul(fmt: HalfFormat, a: u16, b: u16) -> u16 {
+    fmt.round(fmt.to_f64(a) * fmt.to_f64(b), Rounding::Rn)
+}
+
+/// f16 fma: `a*b + c` in f64 is exact for every finite f16 result, so one rounding suffices.
+pub fn fma_f16(a: u16, b: u16, c: u16) -> u16 {
+    F16.round(
+        F16.to_f64(a).mul_add(F16.to_f64(b), F16.to_f64(c)),
+        Rounding::Rn,
+    )
+}
+
+/// bf16 fma. `a*b + c` in f64 is not exact for bf16 (the exponent range is too wide), and
+/// rounding it to nearest twice can err; rounding to odd first cannot (53 ≥ 8 + 2).
+pub fn fma_bf16(a: u16, b: u16, c: u16) -> u16 {
+    let (x, y, z) = (BF16.to_f64(a), BF16.to_f64(b), BF16.to_f64(c));
+    BF16.round(round_to_odd_sum(x * y, z), Rounding::Rn)
+}
+
+/// `p + c` rounded to odd in f64 (`p`, `c` finite or not; the sum is exact or sticky).
+pub fn round_to_odd_sum(p: f64, c: f64) -> f64 {
+    let s = p + c;
+    // TwoSum: s + e == p + c exactly.
+    let bb = s - p;
+    let e = (p - (s - bb)) + (c - bb);
+    if e == 0.0 || e.is_nan() {
+        return s;
+    }
+    let mut bits = s.to_bits();
+    if (s < 0.0) != (e < 0.0) {
+        bits -= 1; // truncate toward zero
+    }
+    f64::from_bits(bits | 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use half::f16;
+
+    fn next_rand(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    #[test]
+    fn decoding_every_f16_matches_the_half_crate() {
+        for bits in 0..=u16::MAX {
+            let want = f16::from_bits(bits).to_f64();
+            let got = F16.to_f64(bits);
+            assert!(
+                got == want || (got.is_nan() && want.is_nan()),
+                "{bits:#06x}"
+            );
+        }
+    }
+
+    #[test]
+    fn rn_from_f32_matches_the_half_crate_on_every_f32_exponent() {
+        // half::f16::from_f32 rounds f32 → f16 once, to nearest even.
+        let mut s = 0x1234_5678_9abc_def0u64;
+        for _ in 0..400_000 {
+            let x = f32::from_bits(next_rand(&mut s) as u32);
+            let want = f16::from_f32(x).to_bits();
+            let got = F16.round(x as f64, Rounding::Rn);
+            if x.is_nan() {
+                assert_eq!(got, CANONICAL_NAN);
+            } else {
+                assert_eq!(got, want, "{x:e} ({:#010x})", x.to_bits());
+            }
+        }
+    }
+
+    #[test]
+    fn ties_round_to_even() {
+        // 1 + 2^-11 is halfway between 1 and 1 + 2^-10.
+        assert_eq!(F16.round(1.0 + 2f64.powi(-11), Rounding::Rn), 0x3C00);
+        assert_eq!(F16.round(1.0 + 3.0 * 2f64.powi(-11), Rounding::Rn), 0x3C02);
+        // Halfway between 0 and the smallest subnormal rounds to zero.
+        assert_eq!(F16.round(2f64.powi(-25), Rounding::Rn), 0x0000);
+        assert_eq!(F16.round(2f64.powi(-25) * 1.0001, Rounding::Rn), 0x0001);
+    }
+
+    #[test]
+    fn directed_modes_and_overflow() {
+        let x = 1.0 + 2f64.powi(-12);
+        assert_eq!(F16.round(x, Rounding::Rz), 0x3C00);
+        assert_eq!(F16.round(x, Rounding::Rp), 0x3C01);
+        assert_eq!(F16.round(-x, Rounding::Rm), 0xBC01);
+        assert_eq!(F16.round(-x, Rounding::Rp), 0xBC00);
+        assert_eq!(F16.round(65520.0, Rounding::Rn), 0x7C00);
+        assert_eq!(F16.round(65519.0, Rounding::Rn), 0x7BFF);
+        assert_eq!(F16.round(1e9, Rounding::Rz), 0x7BFF);
+        assert_eq!(F16.round(-1e9, Rounding::Rp), 0xFBFF);
+        assert_eq!(F16.round(f64::INFINITY, Rounding::Rz), 0x7C00);
+        assert_eq!(F16.round(1e-30, Rounding::Rp), 0x0001);
+        assert_eq!(F16.round(-1e-30, Rounding::Rp), 0x8000);
+        assert_eq!(F16.round(-0.0, Rounding::Rn), 0x8000);
+    }
+
+    #[test]
+    fn nan_results_are_canonical() {
+        assert_eq!(add(F16, 0x7C00, 0xFC00), CANONICAL_NAN);
+        assert_eq!(mul(F16, 0x7E01, 0x3C00), CANONICAL_NAN);
+        assert_eq!(BF16.round(f64::NAN, Rounding::Rn), CANONICAL_NAN);
+    }
+
+    #[test]
+    fn bf16_rn_matches_the_half_crate() {
+        let mut s = 0xdead_beef_1234_5678u64;
+        for _ in 0..200_000 {
+            let x = f32::from_bits(next_rand(&mut s) as u32);
+            if x.is_nan() {
+                continue;
+            }
+            assert_eq!(
+                BF16.round(x as f64, Rounding::Rn),
+                half::bf16::from_f32(x).to_bits(),
+                "{x:e}"
+            );
+        }
+    }
+
+    #[test]
+    fn bf16_fma_rounds_once_even_across_a_wide_exponent_gap() {
+        // fma(7, 37, -2^-133) = 259 - 2^-133. bf16 spacing near 259 is 2, so 259 is the
+        // midpoint of 258 and 260 and the exact value lies just below it: 258 (0x4381).
+        // Rounding through f64 lands on the midpoint and ties to even: 260 (0x4382).
+        let seven = BF16.round(7.0, Rounding::Rn);
+        let thirty_seven = BF16.round(37.0, Rounding::Rn);
+        let tiny_neg = 0x8001; // -2^-133, the smallest bf16 subnormal
+        assert_eq!(fma_bf16(seven, thirty_seven, tiny_neg), 0x4381);
+        assert_eq!(
+            BF16.round(7.0f64.mul_add(37.0, -(2f64.powi(-133))), Rounding::Rn),
+            0x4382
+        );
+    }
+
+    #[test]
+    fn f16_fma_rounds_once() {
+        // (1 + 2^-10) * (1 + 2^-10) = 1 + 2^-9 + 2^-20: separately rounded it would lose 2^-20;
+        // with c = -(1 + 2^-9) the exact result is 2^-20.
+        let a = 0x3C01;
+        let c = 0xBC02;
+        assert_eq!(fma_f16(a, a, c), F16.round(2f64.powi(-20), Rounding::Rn));
+        assert_ne!(fma_f16(a, a, c), add(F16, mul(F16, a, a), c));
+    }
+}

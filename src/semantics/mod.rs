@@ -1,0 +1,6 @@
+//! The reference: what each instruction means, written once as plain Rust.
+//!
+//! The JIT's inline IR helpers (`lower::softfloat`) implement the same algorithms; tests run
+//! both over the same inputs and compare bits.
+
+pub mod half;
