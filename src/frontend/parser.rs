@@ -2,6 +2,7 @@
 //! statements, not what instructions mean: that is the checker's job.
 
 use super::ast::*;
+use super::check;
 use super::lexer::{Tok, Token, lex};
 use crate::error::{Diagnostic, Source, Span};
 use crate::types::PtxType;
@@ -29,15 +30,15 @@ struct Parser<'a> {
 pub fn parse_number(word: &str) -> Option<Immediate> {
     let w = word.trim_end_matches(['U', 'u']);
     let lower = w.to_ascii_lowercase();
-    if let Some(hex) = lower.strip_prefix("0f") {
-        if hex.len() == 8 {
-            return u32::from_str_radix(hex, 16).ok().map(Immediate::F32);
-        }
+    if let Some(hex) = lower.strip_prefix("0f")
+        && hex.len() == 8
+    {
+        return u32::from_str_radix(hex, 16).ok().map(Immediate::F32);
     }
-    if let Some(hex) = lower.strip_prefix("0d") {
-        if hex.len() == 16 {
-            return u64::from_str_radix(hex, 16).ok().map(Immediate::F64);
-        }
+    if let Some(hex) = lower.strip_prefix("0d")
+        && hex.len() == 16
+    {
+        return u64::from_str_radix(hex, 16).ok().map(Immediate::F64);
     }
     if let Some(hex) = lower.strip_prefix("0x") {
         return u64::from_str_radix(hex, 16).ok().map(Immediate::Int);
@@ -595,6 +596,11 @@ impl<'a> Parser<'a> {
         };
         let (opcode, opcode_span) = self.word("an instruction")?;
         let mut operands = Vec::new();
+        if check::decode(&opcode).is_err() {
+            // An instruction ptxjit does not know may have operand syntax it does not know
+            // either (`tex`'s `[tex, {x, y}]`): skip to its end; the checker names it.
+            return self.skip_unknown_instruction(guard, opcode, opcode_span, start);
+        }
         if !self.is_punct(';') {
             loop {
                 operands.push(self.operand()?);
@@ -620,6 +626,47 @@ impl<'a> Parser<'a> {
             operands,
             span: start.to(end),
         })
+    }
+
+    fn skip_unknown_instruction(
+        &mut self,
+        guard: Option<Guard>,
+        opcode: String,
+        opcode_span: Span,
+        start: Span,
+    ) -> PResult<Instruction> {
+        while !self.is_punct(';') {
+            if self.peek().is_none()
+                || self.is_punct('}') && !self.unknown_operand_brace_open(start)
+            {
+                return self.err(self.span(), format!("expected ';' to end '{opcode}'"));
+            }
+            self.pos += 1;
+        }
+        let end = self.expect_punct(';')?;
+        Ok(Instruction {
+            guard,
+            opcode,
+            opcode_span,
+            operands: Vec::new(),
+            span: start.to(end),
+        })
+    }
+
+    /// Whether a `{` opened inside the instruction starting at `start` is still open.
+    fn unknown_operand_brace_open(&self, start: Span) -> bool {
+        let mut depth = 0i32;
+        for t in self.tokens[..self.pos].iter().rev() {
+            if t.span.start < start.start {
+                break;
+            }
+            match t.tok {
+                Tok::Punct('{') => depth += 1,
+                Tok::Punct('}') => depth -= 1,
+                _ => {}
+            }
+        }
+        depth > 0
     }
 
     fn operand(&mut self) -> PResult<Operand> {

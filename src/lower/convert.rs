@@ -45,7 +45,7 @@ impl Translator<'_, '_> {
         let r = match (dst.is_int(), src.is_int()) {
             (true, true) => self.int_to_int(dst, src, mods.sat, x)?,
             (true, false) => {
-                let f = self.to_f64(src, mods.ftz, x);
+                let f = self.exact_f64(src, mods.ftz, x);
                 self.float_to_int(dst, mods, f)?
             }
             (false, true) => self.int_to_float(dst, src, mods, x)?,
@@ -55,7 +55,7 @@ impl Translator<'_, '_> {
     }
 
     /// A float or half value as an exact f64 (flushing f32 subnormals with `.ftz`).
-    fn to_f64(&mut self, src: PtxType, ftz: bool, x: Value) -> Value {
+    fn exact_f64(&mut self, src: PtxType, ftz: bool, x: Value) -> Value {
         match src {
             PtxType::F64 => x,
             PtxType::F32 => {
@@ -210,7 +210,7 @@ impl Translator<'_, '_> {
                 .err("integral rounding (.rni etc.) needs the same source and destination type"));
         }
         let mode = mods.rnd.unwrap_or(Rounding::Rn);
-        let mut f = self.to_f64(src, mods.ftz, x);
+        let mut f = self.exact_f64(src, mods.ftz, x);
         if mods.sat {
             f = softfloat::saturate(self.b, f);
         }

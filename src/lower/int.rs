@@ -184,7 +184,7 @@ impl Translator<'_, '_> {
                 .ins()
                 .iconst(it, (1i64 << (it.bits() - 1)) & mask(it));
             let x_min = self.b.ins().icmp(IntCC::Equal, x, min);
-            let y_neg1 = self.b.ins().icmp_imm_u(IntCC::Equal, y, -1i64 & mask(it));
+            let y_neg1 = self.b.ins().icmp_imm_u(IntCC::Equal, y, mask(it));
             let ov = self.b.ins().band(x_min, y_neg1);
             safe_y = self.b.ins().select(ov, one, safe_y);
             overflow = Some(ov);
@@ -203,7 +203,7 @@ impl Translator<'_, '_> {
             _ => r,
         };
         let on_zero = if op == IntOp::Div {
-            self.b.ins().iconst(it, -1i64 & mask(it))
+            self.b.ins().iconst(it, mask(it))
         } else {
             x
         };

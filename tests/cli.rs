@@ -1,0 +1,148 @@
+//! The `ptxjit` command line, as other tools call it.
+
+use std::process::Command;
+
+fn ptxjit(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ptxjit"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into(),
+        String::from_utf8_lossy(&out.stderr).into(),
+    )
+}
+
+#[test]
+fn run_writes_outputs_and_prints_buffers() {
+    let dir = std::env::temp_dir().join(format!("ptxjit-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("y.bin");
+    let (ok, stdout, stderr) = ptxjit(&[
+        "run",
+        "examples/h2_axpy/h2_axpy.ptx",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--arg",
+        "u32:8",
+        "--arg",
+        "b32:0x42003800",
+        "--arg",
+        "file:examples/h2_axpy/x.bin",
+        "--arg",
+        "file:examples/h2_axpy/y.bin",
+        "--out",
+        &format!("3={}", out.display()),
+        "--print",
+        "3:f16",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read("examples/h2_axpy/expected_y.bin").unwrap()
+    );
+    assert!(
+        stdout.starts_with("h2_axpy_param_3 (f16): [1.5, 7, 0.75, 10.75,"),
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn by_value_f16_scalar_takes_an_f16_spec() {
+    let (ok, stdout, stderr) = ptxjit(&[
+        "run",
+        "examples/f16_scale/f16_scale.ptx",
+        "--grid",
+        "1",
+        "--block",
+        "8",
+        "--arg",
+        "file:examples/f16_scale/x.bin",
+        "--arg",
+        "f16:0.5",
+        "--arg",
+        "u32:8",
+        "--print",
+        "0:f16",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        stdout.trim(),
+        "f16_scale_param_0 (f16): [0.5, 1, -0.25, 1.625, 0, -3.5, 0, 0.00000011920929]"
+    );
+}
+
+#[test]
+fn bad_arguments_fail_with_error_on_stderr() {
+    let (ok, _, stderr) = ptxjit(&[
+        "run",
+        "examples/f16_scale/f16_scale.ptx",
+        "--grid",
+        "1",
+        "--block",
+        "8",
+        "--arg",
+        "file:examples/f16_scale/x.bin",
+        "--arg",
+        "u32:1",
+        "--arg",
+        "u32:8",
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with(
+            "error: --arg 1 ('u32:1'): parameter 'f16_scale_param_1' (.b8[2]) takes 2 bytes"
+        ),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = ptxjit(&[
+        "run",
+        "examples/f16_scale/f16_scale.ptx",
+        "--grid",
+        "1",
+        "--block",
+        "8",
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with("error: kernel 'f16_scale' takes 3 arguments, 0 --arg given"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn check_reports_diagnostics_with_location() {
+    let (ok, stdout, _) = ptxjit(&["check", "examples/h2_axpy/h2_axpy.ptx"]);
+    assert!(ok);
+    assert_eq!(
+        stdout.trim(),
+        "examples/h2_axpy/h2_axpy.ptx: ok (1 kernels: h2_axpy)"
+    );
+    let (ok, _, stderr) = ptxjit(&["check", "tests/corpus/nv_dot_f16/kernel.ptx"]);
+    assert!(!ok);
+    assert!(
+        stderr.starts_with("tests/corpus/nv_dot_f16/kernel.ptx:86:2: error: unsupported instruction 'shfl.sync.down.b32'"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn clif_prints_the_cranelift_ir() {
+    let (ok, stdout, stderr) = ptxjit(&[
+        "clif",
+        "examples/f16_scale/f16_scale.ptx",
+        "--kernel",
+        "f16_scale",
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.starts_with("; function f16_scale\nfunction "),
+        "{stdout}"
+    );
+    assert!(stdout.contains(" = fmul "), "{stdout}");
+}

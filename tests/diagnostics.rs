@@ -1,0 +1,166 @@
+//! Bad input gets a clear error, never a panic: PTX errors name `file:line:col` and show the
+//! line; launch errors name the kernel (and, at run time, the instruction).
+
+use ptxjit::{Arg, CompileOptions, DeviceBuffer, Error, Module};
+
+fn compile_err(text: &str) -> String {
+    match Module::from_ptx_named("k.ptx", text, &CompileOptions::default()) {
+        Ok(_) => panic!("compiled:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+#[test]
+fn syntax_error_names_file_line_col_and_shows_the_line() {
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k()\n{{\n  add.s32 %r1, %r2 %r3;\n}}\n"
+    ));
+    assert!(
+        msg.starts_with("k.ptx:6:20: error: expected ',' or ';'"),
+        "{msg}"
+    );
+    assert!(msg.contains("6 |   add.s32 %r1, %r2 %r3;"), "{msg}");
+    assert!(
+        msg.lines().last().unwrap().trim_end().ends_with('^'),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unsupported_instruction_is_named_precisely() {
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k()\n{{\n.reg .f32 %f<5>;\n.reg .b64 %rd1;\n    tex.2d.v4.f32.f32 {{%f1, %f2, %f3, %f4}}, [%rd1, {{%f1, %f2}}];\n}}\n"
+    ));
+    assert!(
+        msg.starts_with("k.ptx:8:5: error: unsupported instruction 'tex.2d.v4.f32.f32'"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unsupported_form_found_while_lowering_is_named_too() {
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k()\n{{\n.reg .b16 %h<3>;\nmin.f16 %h1, %h2, %h2;\nret;\n}}\n"
+    ));
+    assert!(
+        msg.starts_with("k.ptx:7:1: error: unsupported instruction 'min.f16'"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn undefined_register_and_label() {
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<2>;\nadd.s32 %r1, %r1, %r9;\n}}\n"
+    ));
+    assert!(
+        msg.contains("k.ptx:7:19: error: undefined register '%r9'"),
+        "{msg}"
+    );
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k()\n{{\nbra NOWHERE;\n}}\n"
+    ));
+    assert!(msg.contains("error: undefined name 'NOWHERE'"), "{msg}");
+}
+
+#[test]
+fn register_scope_ends_with_its_block() {
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k()\n{{\n{{ .reg .b32 %t; mov.u32 %t, 1; }}\nmov.u32 %t, 2;\n}}\n"
+    ));
+    assert!(
+        msg.contains("k.ptx:7:9: error: undefined register '%t'"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn wrong_operand_count() {
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<3>;\nadd.s32 %r1, %r2;\n}}\n"
+    ));
+    assert!(
+        msg.contains("k.ptx:7:1: error: 'add.s32' takes 3 operands, found 2"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unterminated_body_and_garbage_do_not_panic() {
+    for text in [
+        format!("{HEAD}.visible .entry k(\n"),
+        format!("{HEAD}.visible .entry k()\n{{\nret;\n"),
+        "\u{1F600}".to_string(),
+        format!("{HEAD}.visible .entry k()\n{{\nld.global.u32 %r1, [;\n}}\n"),
+        format!("{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<99999999999>;\n}}\n"),
+        format!("{HEAD}.visible .entry k()\n{{\nmov.u32 %r1, 0f123;\n}}\n"),
+        format!(
+            "{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<2>;\nld.global.u32 %r1, [%r1+99999999999999999999];\n}}\n"
+        ),
+        String::new(),
+    ] {
+        let msg = compile_err_or_empty(&text);
+        assert!(msg.is_empty() || msg.contains("error"), "{text:?} → {msg}");
+    }
+}
+
+fn compile_err_or_empty(text: &str) -> String {
+    Module::from_ptx_named("k.ptx", text, &CompileOptions::default())
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default()
+}
+
+fn one_param_kernel() -> Module {
+    Module::from_ptx(&format!(
+        "{HEAD}.visible .entry k(.param .u64 p, .param .align 2 .b8 s[2])\n{{\n.reg .pred %p;\n.reg .b32 %r;\n\
+         mov.u32 %r, %tid.x;\nsetp.eq.u32 %p, %r, 3;\n@%p trap;\nret;\n}}\n"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn launch_errors_name_the_kernel() {
+    let m = one_param_kernel();
+    let k = m.kernel("k").unwrap();
+    let msg = k.launch(1, 1, &[Arg::u64(0)]).unwrap_err().to_string();
+    assert_eq!(msg, "kernel 'k': takes 2 arguments, 1 given");
+    let msg = k
+        .launch(1, 1, &[Arg::u64(0), Arg::u32(1)])
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        msg,
+        "kernel 'k': argument 1 ('s', .b8[2]) needs 2 bytes, got 4"
+    );
+    let msg = k
+        .launch(1, 2000, &[Arg::u64(0), Arg::u16(1)])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("kernel 'k': invalid launch configuration: 2000 threads per block"),
+        "{msg}"
+    );
+    assert!(matches!(m.kernel("nope"), Err(Error::NoSuchKernel { .. })));
+}
+
+#[test]
+fn trap_ends_the_launch_with_the_kernel_the_instruction_and_the_block() {
+    let m = one_param_kernel();
+    let buf = DeviceBuffer::zeroed(4).unwrap();
+    let msg = m
+        .kernel("k")
+        .unwrap()
+        .launch(2, 8, &[Arg::buffer(&buf), Arg::u16(1)])
+        .unwrap_err()
+        .to_string();
+    assert!(msg.starts_with("kernel 'k': trap in block ("), "{msg}");
+    assert!(msg.ends_with("at <ptx>:10:1: `@%p trap;`"), "{msg}");
+    // No thread below 3 traps: fine to launch with 3 threads.
+    m.kernel("k")
+        .unwrap()
+        .launch(2, 3, &[Arg::buffer(&buf), Arg::u16(1)])
+        .unwrap();
+}
