@@ -4,3 +4,4 @@
 //! both over the same inputs and compare bits.
 
 pub mod half;
+pub mod half_ops;
