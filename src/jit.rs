@@ -43,6 +43,18 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
         f32_fn("ptxjit_cosf", helpers::cosf),
         f32_fn("ptxjit_tanhf", helpers::tanhf),
         (
+            "ptxjit_tanh",
+            helpers::tanh as *const u8,
+            vec![types::F64],
+            vec![types::F64],
+        ),
+        (
+            "ptxjit_exp2",
+            helpers::exp2 as *const u8,
+            vec![types::F64],
+            vec![types::F64],
+        ),
+        (
             "ptxjit_clock_ns",
             helpers::clock_ns as *const u8,
             vec![],
@@ -68,6 +80,14 @@ mod helpers {
     }
     pub extern "C" fn tanhf(x: f32) -> f32 {
         x.tanh()
+    }
+    /// f64 versions for the half-precision `.approx` instructions, whose result is this
+    /// value rounded once to the half format.
+    pub extern "C" fn tanh(x: f64) -> f64 {
+        x.tanh()
+    }
+    pub extern "C" fn exp2(x: f64) -> f64 {
+        x.exp2()
     }
     pub extern "C" fn clock_ns() -> i64 {
         use std::sync::OnceLock;

@@ -10,10 +10,6 @@ use serde_json::Value;
 /// (kernel folder, first unsupported opcode). Kept equal to the README's table.
 const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
     ("nv_dot_f16", "shfl.sync.down.b32"),
-    ("nv_f16_cmp", "set.gt.u32.f16x2"),
-    ("nv_f16_minmax", "min.f16"),
-    ("nv_neg_abs", "neg.f16"),
-    ("nv_tanh_approx", "tanh.approx.f16"),
     ("tr_softmax_f16", "shfl.sync.bfly.b32"),
 ];
 

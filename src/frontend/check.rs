@@ -456,7 +456,7 @@ impl<'a> FunctionChecker<'a> {
                 | FloatOp::Tanh => &[2],
                 _ => &[3],
             },
-            Op::Setp { bool_op, .. } => {
+            Op::Setp { bool_op, .. } | Op::Set { bool_op, .. } => {
                 if bool_op.is_some() {
                     &[4]
                 } else {
@@ -702,6 +702,56 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
                 ftz,
             }
         }
+        "set" => {
+            // set.CmpOp{.BoolOp}{.ftz}.dtype.stype
+            let cmp = mods
+                .first()
+                .and_then(|m| cmp_op(m))
+                .ok_or_else(unsupported)?;
+            if mods.len() < 3 {
+                return Err(unsupported());
+            }
+            let (dst, src) = match (ty_of(mods[mods.len() - 2]), ty_of(mods[mods.len() - 1])) {
+                (Some(d), Some(s)) => (d, s),
+                _ => return Err(unsupported()),
+            };
+            let mut bool_op = None;
+            let mut ftz = false;
+            for m in &mods[1..mods.len() - 2] {
+                match *m {
+                    "and" => bool_op = Some(BoolOp::And),
+                    "or" => bool_op = Some(BoolOp::Or),
+                    "xor" => bool_op = Some(BoolOp::Xor),
+                    "ftz" => ftz = true,
+                    _ => return Err(unsupported()),
+                }
+            }
+            let x2 = matches!(src, PtxType::F16x2 | PtxType::BF16x2);
+            let dst_ok = if x2 {
+                matches!(dst, PtxType::U32 | PtxType::S32) || dst == src
+            } else {
+                matches!(
+                    dst,
+                    PtxType::U16
+                        | PtxType::S16
+                        | PtxType::U32
+                        | PtxType::S32
+                        | PtxType::F16
+                        | PtxType::BF16
+                        | PtxType::F32
+                )
+            };
+            if !dst_ok || src == PtxType::Pred || src.size() > 8 {
+                return Err(unsupported());
+            }
+            Op::Set {
+                cmp,
+                bool_op,
+                dst,
+                src,
+                ftz,
+            }
+        }
         "selp" => {
             only(&|m| ty_of(m).is_some())?;
             Op::Selp(last_ty()?)
@@ -815,7 +865,63 @@ fn decode_arith(base: &str, mods: &[&str]) -> Option<Op> {
             }
         }
     }
+    if ty.is_half() && !half_form_allowed(op, ty, &m) {
+        return None;
+    }
     Some(Op::Float { op, ty, mods: m })
+}
+
+/// The modifier combinations the ISA's syntax blocks (9.7.4) allow on half types.
+fn half_form_allowed(op: FloatOp, ty: PtxType, m: &FloatMods) -> bool {
+    let is_f16 = matches!(ty, PtxType::F16 | PtxType::F16x2);
+    let rn_only = matches!(m.rnd, None | Some(Rounding::Rn));
+    let no_extra = !m.approx && !m.full && !m.nan && !m.xorsign_abs;
+    match op {
+        FloatOp::Add | FloatOp::Sub | FloatOp::Mul => {
+            rn_only && no_extra && !m.relu && !m.oob && (is_f16 || (!m.ftz && !m.sat))
+        }
+        FloatOp::Fma => {
+            let base = m.rnd == Some(Rounding::Rn) && no_extra && !(m.sat && m.relu);
+            let f16_form = !m.oob && is_f16;
+            let bf16_form = !m.oob && !m.ftz && !m.sat;
+            let oob_form = m.oob && !m.ftz && !m.sat;
+            base && (f16_form || bf16_form || oob_form)
+        }
+        FloatOp::Neg | FloatOp::Abs => {
+            m.rnd.is_none() && no_extra && !m.sat && !m.relu && !m.oob && (is_f16 || !m.ftz)
+        }
+        FloatOp::Min | FloatOp::Max => {
+            m.rnd.is_none()
+                && !m.approx
+                && !m.full
+                && !m.sat
+                && !m.relu
+                && !m.oob
+                && (is_f16 || !m.ftz)
+        }
+        FloatOp::Tanh => {
+            m.approx
+                && m.rnd.is_none()
+                && !m.ftz
+                && !m.sat
+                && !m.relu
+                && !m.oob
+                && !m.nan
+                && !m.xorsign_abs
+        }
+        // ex2.approx.f16 (no .ftz) and ex2.approx.ftz.bf16 (.ftz required).
+        FloatOp::Ex2 => {
+            m.approx
+                && m.ftz != is_f16
+                && m.rnd.is_none()
+                && !m.sat
+                && !m.relu
+                && !m.oob
+                && !m.nan
+                && !m.xorsign_abs
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]

@@ -328,6 +328,14 @@ pub enum Op {
         ty: PtxType,
         ftz: bool,
     },
+    /// `set.CmpOp{.BoolOp}{.ftz}.dtype.stype`: the comparison as a value of `dst`.
+    Set {
+        cmp: CmpOp,
+        bool_op: Option<BoolOp>,
+        dst: PtxType,
+        src: PtxType,
+        ftz: bool,
+    },
     Selp(PtxType),
     Bra,
     Ret,

@@ -1,7 +1,7 @@
 //! Comparisons: `setp` on integers, f32/f64 and half types.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{InstBuilder, Value};
+use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 use super::half::format_of;
 use super::softfloat;
@@ -94,20 +94,26 @@ impl Translator<'_, '_> {
         self.b.ins().select(tiny, signed_zero, v)
     }
 
-    pub fn setp(
+    /// The comparison of each lane (one for scalars, two for x2 types), combined with the
+    /// optional predicate `c` (operand 3).
+    fn compare_lanes(
         &mut self,
         cmp: CmpOp,
         bool_op: Option<BoolOp>,
         ty: PtxType,
         ftz: bool,
         a: &[Arg],
-    ) -> LResult {
+    ) -> LResult<Vec<Value>> {
         let x = self.read(&a[1], ty)?;
         let y = self.read(&a[2], ty)?;
         let lanes = if matches!(ty, PtxType::F16x2 | PtxType::BF16x2) {
             2
         } else {
             1
+        };
+        let c = match bool_op {
+            Some(_) => Some(self.read(&a[3], PtxType::Pred)?),
+            None => None,
         };
         let mut results = Vec::new();
         for lane in 0..lanes {
@@ -116,40 +122,97 @@ impl Translator<'_, '_> {
             } else {
                 (x, y)
             };
-            results.push(self.compare(cmp, ty, ftz, xl, yl)?);
+            let t = self.compare(cmp, ty, ftz, xl, yl)?;
+            results.push(self.combine(bool_op, t, c));
         }
-        let c = match bool_op {
-            Some(_) => Some(self.read(&a[3], PtxType::Pred)?),
-            None => None,
-        };
-        // `p|q`: p gets the result, q its complement (x2: p from the low lane, q from the high
-        // lane, each combined with c).
+        Ok(results)
+    }
+
+    fn combine(&mut self, bool_op: Option<BoolOp>, t: Value, c: Option<Value>) -> Value {
+        match (bool_op, c) {
+            (Some(BoolOp::And), Some(c)) => self.b.ins().band(t, c),
+            (Some(BoolOp::Or), Some(c)) => self.b.ins().bor(t, c),
+            (Some(BoolOp::Xor), Some(c)) => self.b.ins().bxor(t, c),
+            _ => t,
+        }
+    }
+
+    /// `setp`: `p|q` gets the result and its complement (x2: p from the low lane, q from the
+    /// high lane), each combined with `c`.
+    pub fn setp(
+        &mut self,
+        cmp: CmpOp,
+        bool_op: Option<BoolOp>,
+        ty: PtxType,
+        ftz: bool,
+        a: &[Arg],
+    ) -> LResult {
         let (p_dst, q_dst) = match &a[0] {
             Arg::Pair(p, q) => (&**p, Some(&**q)),
             other => (other, None),
         };
-        let (p_val, q_val) = if lanes == 2 {
-            (results[0], Some(results[1]))
-        } else {
-            let not = self.b.ins().bxor_imm_u(results[0], 1);
-            (results[0], Some(not))
-        };
-        let combine = |t: &mut Self, v: Value| -> Value {
-            match (bool_op, c) {
-                (Some(BoolOp::And), Some(c)) => t.b.ins().band(v, c),
-                (Some(BoolOp::Or), Some(c)) => t.b.ins().bor(v, c),
-                (Some(BoolOp::Xor), Some(c)) => t.b.ins().bxor(v, c),
-                _ => v,
-            }
-        };
-        let p = combine(self, p_val);
-        self.write(p_dst, p, PtxType::Pred)?;
-        if let (Some(q_dst), Some(q)) = (q_dst, q_val) {
-            let q = combine(self, q);
-            self.write(q_dst, q, PtxType::Pred)?;
-        } else if lanes == 2 {
+        let x2 = matches!(ty, PtxType::F16x2 | PtxType::BF16x2);
+        if x2 && q_dst.is_none() {
             return Err(self.err("setp on a pair type writes two predicates: use p|q"));
         }
+        if x2 {
+            let r = self.compare_lanes(cmp, bool_op, ty, ftz, a)?;
+            self.write(p_dst, r[0], PtxType::Pred)?;
+            return self.write(q_dst.expect("checked above"), r[1], PtxType::Pred);
+        }
+        // Scalar: q = (!t) BoolOp c, so compute t first, then combine each.
+        let plain = self.compare_lanes(cmp, None, ty, ftz, a)?[0];
+        let c = match bool_op {
+            Some(_) => Some(self.read(&a[3], PtxType::Pred)?),
+            None => None,
+        };
+        let p = self.combine(bool_op, plain, c);
+        self.write(p_dst, p, PtxType::Pred)?;
+        if let Some(q_dst) = q_dst {
+            let not = self.b.ins().bxor_imm_u(plain, 1);
+            let q = self.combine(bool_op, not, c);
+            self.write(q_dst, q, PtxType::Pred)?;
+        }
         Ok(())
+    }
+
+    /// `set`: each lane's result as a value of `dst` — 1.0/0.0 in a float destination,
+    /// all ones/zero in an integer one; x2 sources pack two 16-bit lanes.
+    pub fn set(
+        &mut self,
+        cmp: CmpOp,
+        bool_op: Option<BoolOp>,
+        dst: PtxType,
+        src: PtxType,
+        ftz: bool,
+        a: &[Arg],
+    ) -> LResult {
+        let results = self.compare_lanes(cmp, bool_op, src, ftz, a)?;
+        let x2 = results.len() == 2;
+        // The value written for "true" (per lane for x2 sources).
+        let true_bits: u64 = match dst {
+            PtxType::F16 | PtxType::F16x2 => crate::semantics::half::F16.one() as u64,
+            PtxType::BF16 | PtxType::BF16x2 => crate::semantics::half::BF16.one() as u64,
+            PtxType::F32 => 1.0f32.to_bits() as u64,
+            _ if x2 || dst.size() == 2 => 0xFFFF,
+            _ => 0xFFFF_FFFF,
+        };
+        let lane_ty = if x2 || dst.size() == 2 {
+            types::I16
+        } else {
+            types::I32
+        };
+        let lanes: Vec<Value> = results
+            .into_iter()
+            .map(|t| {
+                let on = self.b.ins().iconst(lane_ty, true_bits as i64);
+                let off = self.b.ins().iconst(lane_ty, 0);
+                self.b.ins().select(t, on, off)
+            })
+            .collect();
+        let v = self.pack(&lanes);
+        let bits_ty = dst.bits_type();
+        let v = self.coerce(v, bits_ty.ir_type(), false);
+        self.write(&a[0], v, bits_ty)
     }
 }

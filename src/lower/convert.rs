@@ -7,12 +7,13 @@ use super::half::format_of;
 use super::softfloat;
 use super::{LResult, Translator};
 use crate::frontend::checked::{Arg, CvtMods, Rounding};
+use crate::semantics::half::HalfFormat;
 use crate::types::PtxType;
 
 impl Translator<'_, '_> {
     pub fn cvt(&mut self, dst: PtxType, src: PtxType, mods: CvtMods, a: &[Arg]) -> LResult {
-        if mods.relu || mods.satfinite {
-            return Err(self.unsupported("cvt with .relu or .satfinite"));
+        if (mods.relu || mods.satfinite) && !dst.is_half() {
+            return Err(self.unsupported(".relu and .satfinite are defined for half destinations"));
         }
         if matches!(dst, PtxType::F16x2 | PtxType::BF16x2) {
             // cvt.rn.f16x2.f32 d, a, b: a goes to the high half, b to the low half.
@@ -33,7 +34,8 @@ impl Translator<'_, '_> {
                 if mods.sat {
                     x = softfloat::saturate(self.b, x);
                 }
-                lanes.push(softfloat::f64_to_half(self.b, fmt, x, mode));
+                let h = softfloat::f64_to_half(self.b, fmt, x, mode);
+                lanes.push(self.half_result_mods(fmt, mods, h));
             }
             let r = self.pack(&lanes);
             return self.write(&a[0], r, dst);
@@ -159,7 +161,8 @@ impl Translator<'_, '_> {
                 f
             };
             let (fmt, _) = format_of(dst);
-            return Ok(softfloat::f64_to_half(self.b, fmt, f, mode));
+            let h = softfloat::f64_to_half(self.b, fmt, f, mode);
+            return Ok(self.half_result_mods(fmt, mods, h));
         }
         if mode != Rounding::Rn {
             return Err(self.unsupported("cvt from an integer with directed rounding"));
@@ -235,9 +238,24 @@ impl Translator<'_, '_> {
             }
             _ => {
                 let (fmt, _) = format_of(dst);
-                softfloat::f64_to_half(self.b, fmt, f, mode)
+                let h = softfloat::f64_to_half(self.b, fmt, f, mode);
+                self.half_result_mods(fmt, mods, h)
             }
         })
+    }
+
+    /// `.satfinite` then `.relu` on a half result (as `semantics::half_ops::convert`).
+    fn half_result_mods(&mut self, fmt: HalfFormat, mods: CvtMods, h: Value) -> Value {
+        let h = if mods.satfinite {
+            softfloat::half_satfinite(self.b, fmt, h)
+        } else {
+            h
+        };
+        if mods.relu {
+            softfloat::half_relu(self.b, fmt, h)
+        } else {
+            h
+        }
     }
 }
 

@@ -1,12 +1,14 @@
-//! f16, f16x2, bf16, bf16x2 arithmetic (PTX ISA 9.7.4): each lane is decoded to f64, computed,
-//! and rounded once by `softfloat`.
+//! f16, f16x2, bf16, bf16x2 arithmetic (PTX ISA 9.7.4): per lane, the same steps as
+//! `semantics::half_ops`, built from the helpers in `softfloat`.
 
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 use super::softfloat;
 use super::{LResult, Translator};
 use crate::frontend::checked::{Arg, FloatMods, FloatOp, Rounding};
 use crate::semantics::half::{BF16, F16, HalfFormat};
+use crate::semantics::half_ops::OOB_NAN;
 use crate::types::PtxType;
 
 /// The format and lane count of a half type.
@@ -47,18 +49,11 @@ impl Translator<'_, '_> {
 
     pub fn half(&mut self, op: FloatOp, ty: PtxType, mods: FloatMods, a: &[Arg]) -> LResult {
         let (fmt, lanes) = format_of(ty);
-        let plain = FloatMods {
-            rnd: mods.rnd,
-            ..FloatMods::default()
-        };
-        if mods != plain || !matches!(mods.rnd, None | Some(Rounding::Rn)) {
-            return Err(self.unsupported("modifiers not implemented for half precision yet"));
-        }
         let nsrc = match op {
-            FloatOp::Add | FloatOp::Sub | FloatOp::Mul => 2,
-            FloatOp::Fma if mods.rnd == Some(Rounding::Rn) => 3,
-            FloatOp::Fma => return Err(self.err("fma on half-precision types needs .rn")),
-            _ => return Err(self.unsupported("not implemented for half precision yet")),
+            FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Min | FloatOp::Max => 2,
+            FloatOp::Fma => 3,
+            FloatOp::Neg | FloatOp::Abs | FloatOp::Tanh | FloatOp::Ex2 => 1,
+            _ => return Err(self.unsupported("not defined on half-precision types")),
         };
         let src: Vec<Value> = a[1..=nsrc]
             .iter()
@@ -66,24 +61,166 @@ impl Translator<'_, '_> {
             .collect::<LResult<_>>()?;
         let mut out = Vec::new();
         for lane in 0..lanes {
-            let x: Vec<Value> = src
-                .iter()
-                .map(|&v| {
-                    let h = self.lane(v, lane);
-                    softfloat::half_to_f64(self.b, fmt, h)
-                })
-                .collect();
-            let exact = match op {
-                FloatOp::Add => self.b.ins().fadd(x[0], x[1]),
-                FloatOp::Sub => self.b.ins().fsub(x[0], x[1]),
-                FloatOp::Mul => self.b.ins().fmul(x[0], x[1]),
-                // f16: a*b + c in f64 is exact for finite results; bf16 needs round-to-odd.
-                _ if fmt == F16 => self.b.ins().fma(x[0], x[1], x[2]),
-                _ => softfloat::fma_round_to_odd(self.b, x[0], x[1], x[2]),
-            };
-            out.push(softfloat::f64_to_half(self.b, fmt, exact, Rounding::Rn));
+            let x: Vec<Value> = src.iter().map(|&v| self.lane(v, lane)).collect();
+            out.push(match op {
+                FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Fma => {
+                    self.half_arith(fmt, op, mods, &x)
+                }
+                FloatOp::Neg | FloatOp::Abs => {
+                    self.half_neg_abs(fmt, op == FloatOp::Abs, mods.ftz, x[0])
+                }
+                FloatOp::Min | FloatOp::Max => {
+                    self.half_min_max(fmt, op == FloatOp::Max, mods, x[0], x[1])
+                }
+                FloatOp::Tanh => self.half_libm(fmt, "ptxjit_tanh", false, x[0]),
+                _ => self.half_libm(fmt, "ptxjit_exp2", mods.ftz, x[0]),
+            });
         }
         let result = self.pack(&out);
         self.write(&a[0], result, ty)
+    }
+
+    /// `add sub mul fma`: `.oob` test → `.ftz` inputs → exact f64 → one rounding → `.ftz`
+    /// result → `.sat` → `.relu` → `.oob` forces +0.
+    fn half_arith(&mut self, fmt: HalfFormat, op: FloatOp, mods: FloatMods, x: &[Value]) -> Value {
+        let oob = mods.oob.then(|| {
+            let hits: Vec<Value> = x
+                .iter()
+                .map(|&h| self.b.ins().icmp_imm_u(IntCC::Equal, h, OOB_NAN as i64))
+                .collect();
+            hits.into_iter()
+                .reduce(|p, q| self.b.ins().bor(p, q))
+                .expect("fma has operands")
+        });
+        let f: Vec<Value> = x
+            .iter()
+            .map(|&h| {
+                let h = if mods.ftz {
+                    softfloat::half_flush(self.b, fmt, h)
+                } else {
+                    h
+                };
+                softfloat::half_to_f64(self.b, fmt, h)
+            })
+            .collect();
+        let exact = match op {
+            FloatOp::Add => self.b.ins().fadd(f[0], f[1]),
+            FloatOp::Sub => self.b.ins().fsub(f[0], f[1]),
+            FloatOp::Mul => self.b.ins().fmul(f[0], f[1]),
+            // f16: a*b + c in f64 is exact for finite results; bf16 needs round-to-odd.
+            _ if fmt == F16 => self.b.ins().fma(f[0], f[1], f[2]),
+            _ => softfloat::fma_round_to_odd(self.b, f[0], f[1], f[2]),
+        };
+        let mut r = softfloat::f64_to_half(self.b, fmt, exact, Rounding::Rn);
+        if mods.ftz {
+            r = softfloat::half_flush(self.b, fmt, r);
+        }
+        if mods.sat {
+            r = softfloat::half_saturate(self.b, fmt, r);
+        }
+        if mods.relu {
+            r = softfloat::half_relu(self.b, fmt, r);
+        }
+        if let Some(hit) = oob {
+            let zero = self.b.ins().iconst(types::I16, 0);
+            r = self.b.ins().select(hit, zero, r);
+        }
+        r
+    }
+
+    /// Sign operations; a NaN gives the canonical NaN.
+    fn half_neg_abs(&mut self, fmt: HalfFormat, is_abs: bool, ftz: bool, h: Value) -> Value {
+        let h = if ftz {
+            softfloat::half_flush(self.b, fmt, h)
+        } else {
+            h
+        };
+        let r = if is_abs {
+            self.b.ins().band_imm_u(h, 0x7FFF)
+        } else {
+            self.b.ins().bxor_imm_u(h, 0x8000)
+        };
+        let nan = softfloat::half_is_nan(self.b, fmt, h);
+        softfloat::half_nan_if(self.b, nan, r)
+    }
+
+    /// `min`/`max` `{.ftz}{.NaN}{.xorsign.abs}`, as `semantics::half_ops::min_max`.
+    fn half_min_max(
+        &mut self,
+        fmt: HalfFormat,
+        is_max: bool,
+        mods: FloatMods,
+        a: Value,
+        b: Value,
+    ) -> Value {
+        let (mut a, mut b) = if mods.ftz {
+            (
+                softfloat::half_flush(self.b, fmt, a),
+                softfloat::half_flush(self.b, fmt, b),
+            )
+        } else {
+            (a, b)
+        };
+        let xor = self.b.ins().bxor(a, b);
+        let sign = self.b.ins().band_imm_u(xor, 0x8000);
+        if mods.xorsign_abs {
+            a = self.b.ins().band_imm_u(a, 0x7FFF);
+            b = self.b.ins().band_imm_u(b, 0x7FFF);
+        }
+        let an = softfloat::half_is_nan(self.b, fmt, a);
+        let bn = softfloat::half_is_nan(self.b, fmt, b);
+        let (fa, fb) = (
+            softfloat::half_to_f64(self.b, fmt, a),
+            softfloat::half_to_f64(self.b, fmt, b),
+        );
+        let cc = if is_max {
+            FloatCC::GreaterThan
+        } else {
+            FloatCC::LessThan
+        };
+        let a_wins = self.b.ins().fcmp(cc, fa, fb);
+        let picked = self.b.ins().select(a_wins, a, b);
+        // Equal values differ only for ±0: max prefers +0 (AND of bits), min −0 (OR).
+        let merged = if is_max {
+            self.b.ins().band(a, b)
+        } else {
+            self.b.ins().bor(a, b)
+        };
+        let equal = self.b.ins().fcmp(FloatCC::Equal, fa, fb);
+        let picked = self.b.ins().select(equal, merged, picked);
+        let picked = self.b.ins().select(bn, a, picked);
+        let picked = self.b.ins().select(an, b, picked);
+        let nan_result = if mods.nan {
+            self.b.ins().bor(an, bn)
+        } else {
+            self.b.ins().band(an, bn)
+        };
+        let d = softfloat::half_nan_if(self.b, nan_result, picked);
+        if !mods.xorsign_abs {
+            return d;
+        }
+        let magnitude = self.b.ins().band_imm_u(d, 0x7FFF);
+        let signed = self.b.ins().bor(magnitude, sign);
+        let d_nan = softfloat::half_is_nan(self.b, fmt, d);
+        self.b.ins().select(d_nan, d, signed)
+    }
+
+    /// `tanh.approx` / `ex2.approx`: the f64 function of the exact input, rounded once.
+    fn half_libm(&mut self, fmt: HalfFormat, helper: &str, ftz: bool, h: Value) -> Value {
+        let h = if ftz {
+            softfloat::half_flush(self.b, fmt, h)
+        } else {
+            h
+        };
+        let x = softfloat::half_to_f64(self.b, fmt, h);
+        let f = self.callees.helpers[helper];
+        let call = self.b.ins().call(f, &[x]);
+        let y = self.b.inst_results(call)[0];
+        let r = softfloat::f64_to_half(self.b, fmt, y, Rounding::Rn);
+        if ftz {
+            softfloat::half_flush(self.b, fmt, r)
+        } else {
+            r
+        }
     }
 }

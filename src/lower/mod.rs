@@ -405,6 +405,13 @@ impl<'a, 'b> Translator<'a, 'b> {
                 ty,
                 ftz,
             } => self.setp(cmp, bool_op, ty, ftz, a)?,
+            Op::Set {
+                cmp,
+                bool_op,
+                dst,
+                src,
+                ftz,
+            } => self.set(cmp, bool_op, dst, src, ftz, a)?,
         }
         Ok(false)
     }

@@ -193,3 +193,59 @@ pub fn saturate(b: &mut FunctionBuilder, v: Value) -> Value {
     let big = b.ins().fcmp(FloatCC::GreaterThan, v, one);
     b.ins().select(big, one, v)
 }
+
+// ---- bit-level rules on half values (i16), mirroring `semantics::half_ops` ----------------
+
+/// Whether half bits `h` are a NaN (`i8` 0/1).
+pub fn half_is_nan(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
+    let mag = b.ins().band_imm_u(h, 0x7FFF);
+    b.ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThan, mag, fmt.inf_bits() as i64)
+}
+
+/// `.ftz`: a subnormal becomes zero of the same sign.
+pub fn half_flush(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
+    let mag = b.ins().band_imm_u(h, 0x7FFF);
+    let tiny = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedLessThan, mag, 1i64 << fmt.mant_bits);
+    let signed_zero = b.ins().band_imm_u(h, 0x8000);
+    b.ins().select(tiny, signed_zero, h)
+}
+
+/// `.sat` on half bits: clamp to [+0, 1]; NaN and −0 give +0.
+pub fn half_saturate(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
+    let one = b.ins().iconst(types::I16, fmt.one() as i64);
+    let zero = b.ins().iconst(types::I16, 0);
+    let big = b.ins().icmp(IntCC::UnsignedGreaterThan, h, one);
+    let r = b.ins().select(big, one, h);
+    // Negative values (sign set, NaNs included) and positive NaNs become +0.
+    let negative = b.ins().icmp_imm_s(IntCC::SignedLessThan, h, 0);
+    let nan = half_is_nan(b, fmt, h);
+    let to_zero = b.ins().bor(negative, nan);
+    b.ins().select(to_zero, zero, r)
+}
+
+/// `.relu` on half bits: negatives (and −0) give +0; a NaN gives the canonical NaN.
+pub fn half_relu(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
+    let zero = b.ins().iconst(types::I16, 0);
+    let negative = b.ins().icmp_imm_s(IntCC::SignedLessThan, h, 0);
+    let r = b.ins().select(negative, zero, h);
+    let nan = half_is_nan(b, fmt, h);
+    let canonical = b.ins().iconst(types::I16, CANONICAL_NAN as i64);
+    b.ins().select(nan, canonical, r)
+}
+
+/// `.satfinite`: an infinite result becomes the largest finite value of the same sign.
+pub fn half_satfinite(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
+    let mag = b.ins().band_imm_u(h, 0x7FFF);
+    let inf = b.ins().icmp_imm_u(IntCC::Equal, mag, fmt.inf_bits() as i64);
+    let max = b.ins().iadd_imm_s(h, -1);
+    b.ins().select(inf, max, h)
+}
+
+/// The canonical NaN when `cond` (i8) holds, else `h`.
+pub fn half_nan_if(b: &mut FunctionBuilder, cond: Value, h: Value) -> Value {
+    let canonical = b.ins().iconst(types::I16, CANONICAL_NAN as i64);
+    b.ins().select(cond, canonical, h)
+}

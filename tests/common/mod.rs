@@ -115,29 +115,40 @@ impl Rng {
     }
 }
 
-/// Half bit patterns worth testing: zeros, subnormals, normals near the edges, infinities,
-/// NaNs, for a format with `mant` fraction bits and `exp` exponent bits.
+/// At least 40 half bit patterns worth testing, for a format with `mant` fraction bits and
+/// `exp` exponent bits: ±0, ±min/max subnormal, ±min/max normal, ±1 and its neighbours, values
+/// around 0.5, ±inf, quiet and signalling NaNs with payloads, rounding midpoints, the OOB NaN.
 pub fn special_halves(mant: u32, exp: u32) -> Vec<u16> {
     let inf = (((1u32 << exp) - 1) << mant) as u16;
     let min_normal = 1u16 << mant;
     let one = (((1u32 << (exp - 1)) - 1) << mant) as u16;
-    let mut v = vec![
+    let half = one - min_normal;
+    let quiet = 1u16 << (mant - 1);
+    let positive = [
         0,
         1,
         2,
+        3,
         min_normal - 1,
         min_normal,
         min_normal + 1,
+        half - 1,
+        half,
+        half + 1,
+        one - 1,
         one,
         one + 1,
-        one - 1,
+        one | quiet,
+        one + min_normal,
         inf - 1,
         inf,
-        inf + 1,
+        inf | 1,
+        inf | quiet,
+        inf | quiet | 5,
         0x7FFF,
-        one | 1 << (mant - 1),
+        0x7FF7,
     ];
-    let neg: Vec<u16> = v.iter().map(|x| x | 0x8000).collect();
-    v.extend(neg);
+    let mut v: Vec<u16> = positive.to_vec();
+    v.extend(positive.iter().map(|x| x | 0x8000));
     v
 }
