@@ -1,6 +1,7 @@
 //! Runs every compiler-generated kernel of `tests/corpus` (a copy of `../shared/corpus`) and
-//! checks its outputs as its `launch.json` says; kernels that use instructions ptxjit does
-//! not support yet must be listed in `NOT_YET_SUPPORTED` with their first such instruction.
+//! `tests/compilers` (more nvcc and clang output, same format) and checks its outputs as its
+//! `launch.json` says; kernels that use instructions ptxjit does not support yet must be
+//! listed in `NOT_YET_SUPPORTED` with their first such instruction.
 
 use std::path::{Path, PathBuf};
 
@@ -13,8 +14,19 @@ const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
     ("tr_softmax_f16", "shfl.sync.bfly.b32"),
 ];
 
-fn corpus_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/corpus")
+fn kernel_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    for top in ["tests/corpus", "tests/compilers"] {
+        let top = Path::new(env!("CARGO_MANIFEST_DIR")).join(top);
+        for e in std::fs::read_dir(&top).unwrap_or_else(|e| panic!("{}: {e}", top.display())) {
+            let p = e.unwrap().path();
+            if p.join("launch.json").exists() {
+                dirs.push(p);
+            }
+        }
+    }
+    dirs.sort();
+    dirs
 }
 
 /// Decodes element `i` of a little-endian buffer of `dtype` to f64 (exactly).
@@ -180,16 +192,11 @@ fn run_kernel(dir: &Path) -> Result<Vec<String>, String> {
 
 #[test]
 fn every_corpus_kernel_passes_or_is_listed_as_not_yet_supported() {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("launch.json").exists())
-        .collect();
-    dirs.sort();
+    let dirs = kernel_dirs();
     assert!(
-        dirs.len() >= 15,
-        "corpus not found at {}",
-        corpus_dir().display()
+        dirs.len() >= 22,
+        "expected the 15 corpus and 7 compiler kernels, found {}",
+        dirs.len()
     );
     let mut failures = Vec::new();
     let mut passed = 0;
@@ -209,7 +216,7 @@ fn every_corpus_kernel_passes_or_is_listed_as_not_yet_supported() {
         }
     }
     println!(
-        "{passed} corpus kernels bit-exact, {} not yet supported",
+        "{passed} kernels pass their checks, {} not yet supported",
         NOT_YET_SUPPORTED.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

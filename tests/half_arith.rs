@@ -312,3 +312,83 @@ fn cvt_between_f16_and_integers_saturates_and_maps_nan_to_zero() {
     let got = elementwise("cvt.rn.f16.s32 {d}, {a}", W::B16, &[(W::B32, &ints)]);
     assert_eq!(got, vec![0, 0x3C00, 0x7BFF, 0x7C00, 0xFC00]);
 }
+
+#[test]
+fn cvt_from_integers_of_every_width_rounds_once_in_every_mode() {
+    use rustc_apfloat::ieee::{BFloat, Half};
+    use rustc_apfloat::{Float, Round};
+    let mut rng = Rng(0xFEED);
+    let mut xs: Vec<u64> = vec![
+        0,
+        1,
+        2047,
+        2049,
+        65519,
+        65520,
+        u64::MAX,
+        1 << 63,
+        (1 << 53) + 1,
+        (1 << 60) + (1 << 49) + 1,
+    ];
+    for i in 0..20_000 {
+        let r = rng.next();
+        xs.push(r >> (i % 64));
+    }
+    let modes = [
+        ("rn", Round::NearestTiesToEven),
+        ("rz", Round::TowardZero),
+        ("rm", Round::TowardNegative),
+        ("rp", Round::TowardPositive),
+    ];
+    for (m, round) in modes {
+        for (src, w) in [
+            ("u64", W::B64),
+            ("s64", W::B64),
+            ("s32", W::B32),
+            ("u16", W::B16),
+        ] {
+            let got16 = elementwise(
+                &format!("cvt.{m}.f16.{src} {{d}}, {{a}}"),
+                W::B16,
+                &[(w, &xs)],
+            );
+            let gotbf = elementwise(
+                &format!("cvt.{m}.bf16.{src} {{d}}, {{a}}"),
+                W::B16,
+                &[(w, &xs)],
+            );
+            for (i, &x) in xs.iter().enumerate() {
+                let bits = w.bytes() * 8;
+                let x = if bits == 64 { x } else { x & ((1 << bits) - 1) };
+                let v: i128 = if src.starts_with('s') {
+                    ((x << (64 - bits)) as i64 >> (64 - bits)) as i128
+                } else {
+                    x as i128
+                };
+                let want16 = Half::from_i128_r(v, round).value.to_bits() as u16;
+                let wantbf = BFloat::from_i128_r(v, round).value.to_bits() as u16;
+                assert_eq!(got16[i] as u16, want16, "cvt.{m}.f16.{src} {v}");
+                assert_eq!(gotbf[i] as u16, wantbf, "cvt.{m}.bf16.{src} {v}");
+            }
+        }
+    }
+}
+
+#[test]
+fn cvt_half_to_integral_half() {
+    // 2.5 → rni 2, rzi 2, rmi 2, rpi 3; -2.5 → -2, -2, -3, -2
+    let h = [0x4100u64, 0xC100, 0x7E00];
+    for (m, want) in [
+        ("rni", [0x4000u64, 0xC000, 0x7FFF]),
+        ("rzi", [0x4000, 0xC000, 0x7FFF]),
+        ("rmi", [0x4000, 0xC200, 0x7FFF]),
+        ("rpi", [0x4200, 0xC000, 0x7FFF]),
+    ] {
+        let got = elementwise(
+            &format!("cvt.{m}.f16.f16 {{d}}, {{a}}"),
+            W::B16,
+            &[(W::B16, &h)],
+        );
+        assert_eq!(got, want.to_vec(), "cvt.{m}.f16.f16");
+    }
+}

@@ -1,6 +1,7 @@
 //! `cvt`: between integer widths, floats, halves and integers, with every rounding mode the
 //! half formats need (one rounding routine, `softfloat::f64_to_half`).
 
+use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 use super::half::format_of;
@@ -146,15 +147,7 @@ impl Translator<'_, '_> {
         let signed = src.is_signed();
         let wide = self.extend(x, types::I64, signed);
         if dst.is_half() {
-            if src.size() == 8 {
-                return Err(self.unsupported("cvt from a 64-bit integer to a half type"));
-            }
-            // Every 32-bit integer is exact in f64: one rounding to the half format.
-            let f = if signed {
-                self.b.ins().fcvt_from_sint(types::F64, wide)
-            } else {
-                self.b.ins().fcvt_from_uint(types::F64, wide)
-            };
+            let f = self.int_to_f64_for_half(wide, signed);
             let f = if mods.sat {
                 softfloat::saturate(self.b, f)
             } else {
@@ -180,6 +173,35 @@ impl Translator<'_, '_> {
         })
     }
 
+    /// An integer as an f64 that rounds to any half format exactly as the integer would:
+    /// exact below 2^53; above, the bits below the f64 precision are kept as a sticky bit
+    /// (round to odd), so the one rounding to the half format is still correct.
+    fn int_to_f64_for_half(&mut self, wide: Value, signed: bool) -> Value {
+        let negative = if signed {
+            self.b.ins().icmp_imm_s(IntCC::SignedLessThan, wide, 0)
+        } else {
+            self.b.ins().iconst(types::I8, 0)
+        };
+        let neg = self.b.ins().ineg(wide);
+        let mag = self.b.ins().select(negative, neg, wide);
+        let exact = self.b.ins().fcvt_from_uint(types::F64, mag);
+        let high = self.b.ins().ushr_imm_u(mag, 11);
+        let low = self.b.ins().band_imm_u(mag, 0x7FF);
+        let sticky = self.b.ins().icmp_imm_u(IntCC::NotEqual, low, 0);
+        let sticky = self.b.ins().uextend(types::I64, sticky);
+        let odd = self.b.ins().bor(high, sticky);
+        let odd = self.b.ins().fcvt_from_uint(types::F64, odd);
+        let scale = self.b.ins().f64const(2048.0);
+        let odd = self.b.ins().fmul(odd, scale);
+        let big = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mag, 1i64 << 53);
+        let f = self.b.ins().select(big, odd, exact);
+        let minus = self.b.ins().fneg(f);
+        self.b.ins().select(negative, minus, f)
+    }
+
     fn float_to_float(
         &mut self,
         dst: PtxType,
@@ -195,7 +217,22 @@ impl Translator<'_, '_> {
                 x
             };
             if dst.is_half() {
-                return Err(self.unsupported("half to itself"));
+                // cvt.rni.f16.f16 and friends: an integral half value is exactly representable.
+                if !mods.integral {
+                    return Err(self.unsupported("half to itself needs .rni/.rzi/.rmi/.rpi"));
+                }
+                let (fmt, _) = format_of(dst);
+                let x = if mods.ftz {
+                    softfloat::half_flush(self.b, fmt, x)
+                } else {
+                    x
+                };
+                let f = softfloat::half_to_f64(self.b, fmt, x);
+                let mut f = self.round_integral(mods.rnd.unwrap_or(Rounding::Rn), f)?;
+                if mods.sat {
+                    f = softfloat::saturate(self.b, f);
+                }
+                return Ok(softfloat::f64_to_half(self.b, fmt, f, Rounding::Rn));
             }
             if mods.integral {
                 v = self.round_integral(mods.rnd.unwrap_or(Rounding::Rn), v)?;

@@ -1,0 +1,15 @@
+// Same math as nv_grid2d, compiled as debug PTX (-G -O0): .loc lines, local spills, .debug_* sections.
+#include <cuda_fp16.h>
+extern "C" __global__ void grid2d_O0(const __half* __restrict__ a, const __half* __restrict__ b,
+                                  const __half* __restrict__ c, const __half* __restrict__ rowbias,
+                                  __half* __restrict__ out, int* __restrict__ rowcol, int W, int H) {
+  int x = blockIdx.x * blockDim.x + threadIdx.x;
+  int y = blockIdx.y * blockDim.y + threadIdx.y;
+  if (x >= W || y >= H) return;
+  int i = y * W + x;
+  int row = i / W;          // runtime division
+  int col = i % W;          // runtime remainder (nvcc folds it into div + mul + sub)
+  __half r = __hfma(a[i], b[i], c[i]);
+  out[i] = __hadd(r, rowbias[row]);
+  rowcol[i] = row * 100000 + col * 100 + (x + 3 * y) % H;   // runtime remainder by H
+}
