@@ -101,6 +101,8 @@ pub struct CompiledKernel {
     pub func: BlockFn,
     /// Index of the `.entry` in the checked module.
     pub function: usize,
+    /// For kernels with barriers or warp collectives: how their rounds are completed.
+    pub coop: Option<crate::sync::CoopKernel>,
 }
 
 /// Native code for a module. Dropping it frees the code.
@@ -315,7 +317,19 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         // SAFETY: the function was defined with `lower::signature` of an entry, which is the
         // `BlockFn` ABI (one pointer in, one u64 out, the platform calling convention).
         let func: BlockFn = unsafe { std::mem::transmute::<*const u8, BlockFn>(ptr) };
-        kernels.insert(f.name.clone(), CompiledKernel { func, function: fi });
+        let coop = lower::sync::is_cooperative(f).then(|| crate::sync::CoopKernel {
+            function: fi as u32,
+            frame_bytes: lower::sync::frame_layout(f).1,
+            points: lower::sync::sync_points(f),
+        });
+        kernels.insert(
+            f.name.clone(),
+            CompiledKernel {
+                func,
+                function: fi,
+                coop,
+            },
+        );
     }
     Ok(CompiledModule {
         jit: Some(jit),

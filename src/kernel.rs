@@ -64,6 +64,7 @@ impl Module {
         match self.inner.compiled.kernels.get(name) {
             Some(k) => Ok(Kernel {
                 module: self.inner.clone(),
+                name: name.to_string(),
                 function: k.function,
                 func: k.func,
             }),
@@ -169,6 +170,7 @@ impl From<&DeviceBuffer> for Arg {
 #[derive(Clone)]
 pub struct Kernel {
     module: Arc<Inner>,
+    name: String,
     function: usize,
     func: ptxjit_runtime::BlockFn,
 }
@@ -255,8 +257,20 @@ impl Kernel {
         let static_shared = self.module.compiled.static_shared_bytes;
         // SAFETY: `func` was compiled from this kernel's checked function, whose parameter
         // layout `buf` follows.
-        let outcome = unsafe { ptxjit_runtime::launch(self.func, config, buf, static_shared) }
-            .map_err(|e| self.launch_error(e.to_string()))?;
+        let coop = self.module.compiled.kernels[&self.name].coop.as_ref();
+        let after_round = |frames: &mut [u8], ctx: &ptxjit_runtime::BlockContext| {
+            coop.expect("only cooperative kernels have rounds")
+                .after_round(frames, ctx)
+        };
+        let cooperation = coop.map(|c| ptxjit_runtime::Cooperation {
+            header_bytes: crate::sync::frame::HEADER,
+            frame_bytes: c.frame_bytes,
+            after_round: &after_round,
+        });
+        let outcome = unsafe {
+            ptxjit_runtime::launch(self.func, config, buf, static_shared, cooperation.as_ref())
+        }
+        .map_err(|e| self.launch_error(e.to_string()))?;
         outcome.map_err(|failure| self.failure(failure))
     }
 
@@ -266,6 +280,17 @@ impl Kernel {
         let what = match status.kind() {
             StatusKind::Trap => "trap".to_string(),
             StatusKind::Exit => "exit outside a kernel".to_string(),
+            StatusKind::Round => "unfinished round".to_string(),
+            StatusKind::Other(crate::sync::status::DEADLOCK) => {
+                "barrier that can never complete (the other threads wait elsewhere)".to_string()
+            }
+            StatusKind::Other(crate::sync::status::DIVERGENT_BARRIER) => {
+                "divergent barrier (threads of the block wait at different bar.sync instructions)"
+                    .to_string()
+            }
+            StatusKind::Other(crate::sync::status::INCOMPLETE_COLLECTIVE) => {
+                "warp collective whose member lanes did not all arrive".to_string()
+            }
             StatusKind::Other(k) => format!("error {k}"),
         };
         let inst = m

@@ -19,6 +19,7 @@ pub mod jit;
 mod kernel;
 pub mod lower;
 pub mod semantics;
+pub mod sync;
 pub mod types;
 
 pub use error::{Diagnostic, Error, Result};

@@ -123,10 +123,12 @@ fn check_reports_diagnostics_with_location() {
         stdout.trim(),
         "examples/h2_axpy/h2_axpy.ptx: ok (1 kernels: h2_axpy)"
     );
-    let (ok, _, stderr) = ptxjit(&["check", "tests/corpus/nv_dot_f16/kernel.ptx"]);
+    let (ok, _, stderr) = ptxjit(&["check", "tests/fixtures/texture.ptx"]);
     assert!(!ok);
     assert!(
-        stderr.starts_with("tests/corpus/nv_dot_f16/kernel.ptx:86:2: error: unsupported instruction 'shfl.sync.down.b32'"),
+        stderr.starts_with(
+            "tests/fixtures/texture.ptx:13:2: error: unsupported instruction 'tex.2d.v4.f32.f32'"
+        ),
         "{stderr}"
     );
 }

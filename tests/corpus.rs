@@ -9,10 +9,7 @@ use ptxjit::{Arg, DeviceBuffer, Dim3, LaunchConfig, Module};
 use serde_json::Value;
 
 /// (kernel folder, first unsupported opcode). Kept equal to the README's table.
-const NOT_YET_SUPPORTED: &[(&str, &str)] = &[
-    ("nv_dot_f16", "shfl.sync.down.b32"),
-    ("tr_softmax_f16", "shfl.sync.bfly.b32"),
-];
+const NOT_YET_SUPPORTED: &[(&str, &str)] = &[];
 
 fn kernel_dirs() -> Vec<PathBuf> {
     let mut dirs = Vec::new();

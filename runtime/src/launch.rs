@@ -90,6 +90,9 @@ pub struct BlockContext {
     pub nctaid: [u32; 3],
     pub ntid: [u32; 3],
     pub dynamic_shared_bytes: u32,
+    /// Cooperative launches: the saved state of every thread of the block (`frame_bytes`
+    /// each, in thread rank order); null otherwise.
+    pub frames: *mut u8,
 }
 
 /// A compiled block function: runs every thread of one block, returns a [`Status`] word.
@@ -102,6 +105,8 @@ pub enum StatusKind {
     Exit,
     /// `trap`.
     Trap,
+    /// A cooperative round ended (see [`Cooperation`]).
+    Round,
     /// Any other code, reserved for later kinds.
     Other(u32),
 }
@@ -116,6 +121,9 @@ impl Status {
     pub const OK: u64 = 0;
     pub const EXIT: u32 = 1;
     pub const TRAP: u32 = 2;
+    /// Cooperative block functions return this after every thread ran to its next
+    /// synchronization point (or its end).
+    pub const ROUND: u32 = 3;
 
     pub fn encode(kind: u32, function: u32, inst: u32) -> u64 {
         (kind as u64) << 56 | ((function as u64) & 0xFF_FFFF) << 32 | inst as u64
@@ -125,6 +133,7 @@ impl Status {
         match (self.0 >> 56) as u32 {
             Status::EXIT => StatusKind::Exit,
             Status::TRAP => StatusKind::Trap,
+            Status::ROUND => StatusKind::Round,
             k => StatusKind::Other(k),
         }
     }
@@ -145,34 +154,64 @@ pub struct BlockFailure {
     pub block: Dim3,
 }
 
+/// Completes a cooperative round: sees the frames, returns whether the block is finished or
+/// the status word that ends the launch.
+pub type AfterRound = dyn Fn(&mut [u8], &BlockContext) -> Result<bool, u64> + Sync;
+
+/// How the threads of a block cooperate, for kernels with barriers or warp collectives.
+///
+/// The block function then runs in *rounds*: each call runs every thread from where it
+/// stopped to its next synchronization point (saving its state in its frame) or to its end,
+/// and returns [`Status::ROUND`]. `after_round` then sees all frames, performs what the
+/// waiting threads asked for (releases a barrier, exchanges shuffled values) and says whether
+/// the block is finished; an `Err` carries the status word that ends the launch.
+pub struct Cooperation<'a> {
+    /// Bytes before the frames, for state of the whole block.
+    pub header_bytes: usize,
+    /// Bytes of saved state per thread.
+    pub frame_bytes: usize,
+    pub after_round: &'a AfterRound,
+}
+
 /// Runs `func` for every block of the grid, blocks as tasks on the rayon work-stealing pool.
 /// Returns when every block has finished, or with the first failure seen (blocks not yet
 /// started are then skipped).
 ///
 /// # Safety
 /// `func` must be a block function that only touches memory reachable from `params` (laid out
-/// as it expects) and from the shared memory this function allocates (`static_shared_bytes`
-/// plus the dynamic part of `config`).
+/// as it expects), from the shared memory this function allocates (`static_shared_bytes`
+/// plus the dynamic part of `config`) and, with `cooperation`, from the frames.
 pub unsafe fn launch(
     func: BlockFn,
     config: &LaunchConfig,
     params: &[u8],
     static_shared_bytes: u32,
+    cooperation: Option<&Cooperation>,
 ) -> Result<Result<(), BlockFailure>, RuntimeError> {
     config.validate()?;
     let shared_bytes = static_shared_bytes as usize + config.dynamic_shared_bytes as usize;
     let (g, b) = (config.grid, config.block);
     let blocks = g.count();
+    let frame_words = cooperation.map_or(0, |c| {
+        (c.header_bytes + c.frame_bytes * b.count() as usize).div_ceil(8)
+    });
     // Raw pointers are not Send; pass the parameter buffer's address instead.
     let params_addr = params.as_ptr() as usize;
-    let run_block = |shared: &mut Vec<u64>, index: u64| -> Result<(), BlockFailure> {
+    let run_block = |scratch: &mut (Vec<u64>, Vec<u64>), index: u64| -> Result<(), BlockFailure> {
+        let (shared, frames) = scratch;
         let ctaid = [
             (index % g.x as u64) as u32,
             (index / g.x as u64 % g.y as u64) as u32,
             (index / (g.x as u64 * g.y as u64)) as u32,
         ];
-        // Shared memory starts zeroed in every block, so results never depend on scheduling.
+        let fail = |status: u64| BlockFailure {
+            status: Status(status),
+            block: Dim3::new(ctaid[0], ctaid[1], ctaid[2]),
+        };
+        // Shared memory and frames start zeroed in every block, so results never depend on
+        // scheduling.
         shared.iter_mut().for_each(|w| *w = 0);
+        frames.iter_mut().for_each(|w| *w = 0);
         let ctx = BlockContext {
             params: params_addr as *const u8,
             shared: shared.as_mut_ptr() as *mut u8,
@@ -180,22 +219,35 @@ pub unsafe fn launch(
             nctaid: [g.x, g.y, g.z],
             ntid: [b.x, b.y, b.z],
             dynamic_shared_bytes: config.dynamic_shared_bytes,
+            frames: if frames.is_empty() {
+                std::ptr::null_mut()
+            } else {
+                frames.as_mut_ptr() as *mut u8
+            },
         };
-        // SAFETY: the caller guarantees `func` is a block function for this context.
-        let status = unsafe { func(&ctx) };
-        if status == Status::OK {
-            Ok(())
-        } else {
-            Err(BlockFailure {
-                status: Status(status),
-                block: Dim3::new(ctaid[0], ctaid[1], ctaid[2]),
-            })
+        loop {
+            // SAFETY: the caller guarantees `func` is a block function for this context.
+            let status = unsafe { func(&ctx) };
+            match (status, cooperation) {
+                (Status::OK, _) => return Ok(()),
+                (s, Some(c)) if Status(s).kind() == StatusKind::Round => {
+                    // SAFETY: `frames` is this worker's buffer; `func` has returned.
+                    let bytes =
+                        unsafe { std::slice::from_raw_parts_mut(ctx.frames, frames.len() * 8) };
+                    match (c.after_round)(bytes, &ctx) {
+                        Ok(true) => return Ok(()),
+                        Ok(false) => continue,
+                        Err(s) => return Err(fail(s)),
+                    }
+                }
+                (s, _) => return Err(fail(s)),
+            }
         }
     };
     let words = shared_bytes.div_ceil(8);
     Ok((0..blocks)
         .into_par_iter()
-        .try_for_each_init(|| vec![0u64; words], run_block))
+        .try_for_each_init(|| (vec![0u64; words], vec![0u64; frame_words]), run_block))
 }
 
 #[cfg(test)]
@@ -230,7 +282,7 @@ mod tests {
             block: Dim3::new(4, 2, 1),
             dynamic_shared_bytes: 0,
         };
-        unsafe { launch(count_blocks, &cfg, &[], 0) }
+        unsafe { launch(count_blocks, &cfg, &[], 0, None) }
             .unwrap()
             .unwrap();
         // sum over x<5, y<3 of (1 + x + 100y) = 15 + 30 + 100*5*3
@@ -244,7 +296,7 @@ mod tests {
             block: Dim3::new(1, 1, 1),
             dynamic_shared_bytes: 0,
         };
-        let failure = unsafe { launch(trap_in_block_3, &cfg, &[], 0) }
+        let failure = unsafe { launch(trap_in_block_3, &cfg, &[], 0, None) }
             .unwrap()
             .unwrap_err();
         assert_eq!(failure.block, Dim3::new(3, 0, 0));
@@ -260,6 +312,6 @@ mod tests {
             block: Dim3::new(1025, 1, 1),
             dynamic_shared_bytes: 0,
         };
-        assert!(unsafe { launch(count_blocks, &cfg, &[], 0) }.is_err());
+        assert!(unsafe { launch(count_blocks, &cfg, &[], 0, None) }.is_err());
     }
 }

@@ -8,8 +8,8 @@ mod launch;
 mod memory;
 
 pub use launch::{
-    BlockContext, BlockFailure, BlockFn, Dim3, LaunchConfig, MAX_THREADS_PER_BLOCK, Status,
-    StatusKind, launch,
+    BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, LaunchConfig, MAX_THREADS_PER_BLOCK,
+    Status, StatusKind, launch,
 };
 pub use memory::DeviceBuffer;
 

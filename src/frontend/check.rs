@@ -464,6 +464,19 @@ impl<'a> FunctionChecker<'a> {
                 }
             }
             Op::Selp(_) => &[4],
+            Op::Bar(BarKind::Sync) => &[1, 2],
+            Op::Bar(BarKind::Arrive) => &[2],
+            Op::Bar(BarKind::Red(_)) => &[3, 4],
+            Op::WarpSync => &[1],
+            Op::Fence => &[0],
+            Op::Shfl(_) => &[5],
+            Op::Vote(_) | Op::Match { .. } => &[3],
+            Op::Activemask => &[1],
+            Op::Atom { red: true, .. } => &[2],
+            Op::Atom {
+                op: AtomOp::Cas, ..
+            } => &[4],
+            Op::Atom { .. } => &[3],
             Op::Bra => &[1],
             Op::Ret | Op::Exit | Op::Trap => &[0],
             Op::Call => &[1, 2, 3],
@@ -770,8 +783,122 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
             only(&|m| m == "uni")?;
             Op::Call
         }
+        "bar" | "barrier" => decode_bar(base, &mods).ok_or_else(unsupported)?,
+        "membar" | "fence" => Op::Fence,
+        "shfl" => match mods[..] {
+            ["sync", mode, "b32"] => Op::Shfl(match mode {
+                "up" => ShflMode::Up,
+                "down" => ShflMode::Down,
+                "bfly" => ShflMode::Bfly,
+                "idx" => ShflMode::Idx,
+                _ => return Err(unsupported()),
+            }),
+            _ => return Err(unsupported()),
+        },
+        "vote" => {
+            // vote.sync.mode.type (and the pre-Volta form without .sync, same meaning here)
+            let rest = if mods.first() == Some(&"sync") {
+                &mods[1..]
+            } else {
+                &mods[..]
+            };
+            match rest {
+                ["all", "pred"] => Op::Vote(VoteMode::All),
+                ["any", "pred"] => Op::Vote(VoteMode::Any),
+                ["uni", "pred"] => Op::Vote(VoteMode::Uni),
+                ["ballot", "b32"] => Op::Vote(VoteMode::Ballot),
+                _ => return Err(unsupported()),
+            }
+        }
+        "match" => match mods[..] {
+            ["sync", mode @ ("any" | "all"), t @ ("b32" | "b64")] => Op::Match {
+                all: mode == "all",
+                ty: ty_of(t).expect("b32/b64"),
+            },
+            _ => return Err(unsupported()),
+        },
+        "activemask" if mods[..] == ["b32"] => Op::Activemask,
+        "atom" | "red" => decode_atom(base == "red", &mods).ok_or_else(unsupported)?,
         _ => return decode_arith(base, &mods).ok_or_else(unsupported),
     })
+}
+
+/// `bar{.cta}.sync`, `barrier{.cta}.sync{.aligned}`, `bar.arrive`, `bar.red.op.type`,
+/// `bar.warp.sync`.
+fn decode_bar(base: &str, mods: &[&str]) -> Option<Op> {
+    let rest: Vec<&str> = mods
+        .iter()
+        .copied()
+        .filter(|m| *m != "cta" && *m != "aligned")
+        .collect();
+    Some(match rest[..] {
+        ["sync"] => Op::Bar(BarKind::Sync),
+        [] if base == "bar" && mods.is_empty() => return None,
+        ["arrive"] => Op::Bar(BarKind::Arrive),
+        ["warp", "sync"] if base == "bar" => Op::WarpSync,
+        ["red", "popc", "u32"] => Op::Bar(BarKind::Red(BarRed::Popc)),
+        ["red", "and", "pred"] => Op::Bar(BarKind::Red(BarRed::And)),
+        ["red", "or", "pred"] => Op::Bar(BarKind::Red(BarRed::Or)),
+        _ => return None,
+    })
+}
+
+/// `atom{.sem}{.scope}{.space}.op{.noftz}.type` and `red…` (the destination-less form).
+fn decode_atom(red: bool, mods: &[&str]) -> Option<Op> {
+    let ty = PtxType::from_name(mods.last()?)?;
+    let mut space = StateSpace::Generic;
+    let mut op = None;
+    for m in &mods[..mods.len() - 1] {
+        if let Some(s) = StateSpace::from_name(m) {
+            space = s;
+            continue;
+        }
+        op = Some(match *m {
+            "add" => AtomOp::Add,
+            "min" => AtomOp::Min,
+            "max" => AtomOp::Max,
+            "inc" => AtomOp::Inc,
+            "dec" => AtomOp::Dec,
+            "and" => AtomOp::And,
+            "or" => AtomOp::Or,
+            "xor" => AtomOp::Xor,
+            "exch" if !red => AtomOp::Exch,
+            "cas" if !red => AtomOp::Cas,
+            "noftz" | "relaxed" | "acquire" | "release" | "acq_rel" | "sys" | "gpu" | "cta"
+            | "cluster" => continue,
+            _ => return None,
+        });
+    }
+    let op = op?;
+    if matches!(
+        space,
+        StateSpace::Param | StateSpace::Const | StateSpace::Local
+    ) {
+        return None;
+    }
+    let ok = match op {
+        AtomOp::Add => {
+            matches!(
+                ty,
+                PtxType::U32
+                    | PtxType::S32
+                    | PtxType::U64
+                    | PtxType::S64
+                    | PtxType::F32
+                    | PtxType::F64
+            ) || ty.is_half()
+        }
+        AtomOp::Min | AtomOp::Max => {
+            matches!(
+                ty,
+                PtxType::U32 | PtxType::S32 | PtxType::U64 | PtxType::S64
+            )
+        }
+        AtomOp::Inc | AtomOp::Dec => ty == PtxType::U32,
+        AtomOp::And | AtomOp::Or | AtomOp::Xor => matches!(ty, PtxType::B32 | PtxType::B64),
+        AtomOp::Exch | AtomOp::Cas => matches!(ty, PtxType::B16 | PtxType::B32 | PtxType::B64),
+    };
+    ok.then_some(Op::Atom { space, op, ty, red })
 }
 
 /// Integer and floating-point arithmetic: the type decides the family.

@@ -342,4 +342,69 @@ pub enum Op {
     Exit,
     Call,
     Trap,
+    /// `bar`/`barrier` `.sync`, `.arrive`, `.red.{popc,and,or}`.
+    Bar(BarKind),
+    /// `bar.warp.sync membermask`.
+    WarpSync,
+    /// `membar` / `fence` (any scope or semantics).
+    Fence,
+    Shfl(ShflMode),
+    Vote(VoteMode),
+    /// `match.sync.{any,all}.{b32,b64}`.
+    Match {
+        all: bool,
+        ty: PtxType,
+    },
+    Activemask,
+    /// `atom` (`red` = false) or `red` (no destination).
+    Atom {
+        space: StateSpace,
+        op: AtomOp,
+        ty: PtxType,
+        red: bool,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarKind {
+    Sync,
+    Arrive,
+    Red(BarRed),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BarRed {
+    Popc,
+    And,
+    Or,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AtomOp {
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    And,
+    Or,
+    Xor,
+    Exch,
+    Cas,
 }

@@ -64,7 +64,7 @@ impl Translator<'_, '_> {
             let x: Vec<Value> = src.iter().map(|&v| self.lane(v, lane)).collect();
             out.push(match op {
                 FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Fma => {
-                    self.half_arith(fmt, op, mods, &x)
+                    self.half_arith_lane(fmt, op, mods, &x)
                 }
                 FloatOp::Neg | FloatOp::Abs => {
                     self.half_neg_abs(fmt, op == FloatOp::Abs, mods.ftz, x[0])
@@ -82,7 +82,13 @@ impl Translator<'_, '_> {
 
     /// `add sub mul fma`: `.oob` test → `.ftz` inputs → exact f64 → one rounding → `.ftz`
     /// result → `.sat` → `.relu` → `.oob` forces +0.
-    fn half_arith(&mut self, fmt: HalfFormat, op: FloatOp, mods: FloatMods, x: &[Value]) -> Value {
+    pub(super) fn half_arith_lane(
+        &mut self,
+        fmt: HalfFormat,
+        op: FloatOp,
+        mods: FloatMods,
+        x: &[Value],
+    ) -> Value {
         let oob = mods.oob.then(|| {
             let hits: Vec<Value> = x
                 .iter()

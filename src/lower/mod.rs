@@ -22,6 +22,7 @@
 //! Instruction families live in their own files (`int`, `float`, `half`, `convert`, `compare`,
 //! `memory`, `data`, `control`); operand access in `operands`.
 
+mod atomic;
 mod compare;
 mod control;
 mod convert;
@@ -32,6 +33,7 @@ mod int;
 mod memory;
 mod operands;
 pub mod softfloat;
+pub mod sync;
 
 use std::collections::HashMap;
 
@@ -43,7 +45,7 @@ use ptxjit_runtime::{BlockContext, Status};
 
 use crate::error::{Diagnostic, Span};
 use crate::frontend::ast::{FunctionKind, StateSpace};
-use crate::frontend::checked::{self, FuncId, Op};
+use crate::frontend::checked::{self, BarKind, FuncId, Op};
 
 /// What the translator needs to know about the rest of the compiled module and the runtime.
 pub struct Env {
@@ -73,6 +75,7 @@ pub mod ctx {
     pub const NCTAID: i32 = offset_of!(BlockContext, nctaid) as i32;
     pub const NTID: i32 = offset_of!(BlockContext, ntid) as i32;
     pub const DYNAMIC_SHARED: i32 = offset_of!(BlockContext, dynamic_shared_bytes) as i32;
+    pub const FRAMES: i32 = offset_of!(BlockContext, frames) as i32;
 }
 
 /// Where a body-level variable lives.
@@ -99,6 +102,8 @@ pub struct Translator<'a, 'b> {
     vars: Vec<VarLoc>,
     /// Entry only: where a finished thread goes.
     thread_end: Option<Block>,
+    /// Cooperative kernels (barriers, warp collectives): the frame machinery.
+    coop: Option<Coop>,
     /// Index and span of the instruction being lowered (for statuses and diagnostics).
     pub inst_index: u32,
     pub span: Span,
@@ -106,6 +111,19 @@ pub struct Translator<'a, 'b> {
 }
 
 pub type LResult<T = ()> = Result<T, Diagnostic>;
+
+/// State of a cooperative kernel's translation (see `crate::sync`).
+struct Coop {
+    /// The block's frames area (header first).
+    frames: Value,
+    /// The current thread's frame.
+    frame: Variable,
+    reg_offsets: Vec<i32>,
+    frame_bytes: usize,
+    /// Sync point number of each synchronizing instruction.
+    point_of: HashMap<usize, usize>,
+    resume_blocks: Vec<Block>,
+}
 
 /// The Cranelift signature of a translated function.
 pub fn signature(
@@ -195,6 +213,34 @@ impl<'a, 'b> Translator<'a, 'b> {
                 }
             });
         }
+        let points = sync::sync_points(func);
+        let cooperative = sync::is_cooperative(func);
+        if cooperative && func.kind == FunctionKind::Func {
+            let span = points
+                .first()
+                .map_or(func.span, |p| body[p.inst as usize].span);
+            return Err(Diagnostic::new(
+                &module.source,
+                span,
+                "barriers and warp collectives inside a called .func are not supported",
+            ));
+        }
+        let coop = cooperative.then(|| {
+            let (reg_offsets, frame_bytes) = sync::frame_layout(func);
+            let frame = b.declare_var(types::I64);
+            Coop {
+                frames: b.ins().load(types::I64, flags, ctx, ctx::FRAMES),
+                frame,
+                reg_offsets,
+                frame_bytes,
+                point_of: points
+                    .iter()
+                    .enumerate()
+                    .map(|(k, p)| (p.inst as usize, k))
+                    .collect(),
+                resume_blocks: points.iter().map(|_| b.create_block()).collect(),
+            }
+        });
         let mut t = Translator {
             b,
             module,
@@ -210,6 +256,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             returns,
             vars,
             thread_end: None,
+            coop,
             inst_index: 0,
             span: func.span,
             opcode: "",
@@ -225,7 +272,17 @@ impl<'a, 'b> Translator<'a, 'b> {
         if func.kind == FunctionKind::Entry {
             t.thread_end = Some(t.b.create_block());
         }
-        t.b.ins().jump(body_start, &[]);
+        // Where each thread (re)starts: the body, or for cooperative kernels a dispatch on
+        // the thread's frame.
+        let thread_start = if t.coop.is_some() {
+            t.b.create_block()
+        } else {
+            body_start
+        };
+        t.b.ins().jump(thread_start, &[]);
+        if t.coop.is_some() {
+            t.dispatch(thread_start, body_start);
+        }
         let label_block: Vec<Block> = func.labels.iter().map(|p| label_blocks[p]).collect();
         let mut terminated = true;
         for (i, inst) in body.iter().enumerate() {
@@ -257,7 +314,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             t.thread_done();
         }
         if let Some(end) = t.thread_end {
-            t.next_thread(end, body_start);
+            t.next_thread(end, thread_start);
         }
         t.b.seal_all_blocks();
         Ok(())
@@ -272,10 +329,63 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.err(format!("unsupported instruction '{}' ({why})", self.opcode))
     }
 
+    /// Cooperative kernels: find the thread's frame; skip it while it waits; otherwise jump
+    /// to where it resumes (its start, or after its last sync point).
+    fn dispatch(&mut self, start: Block, body_start: Block) {
+        let coop = self.coop.as_ref().expect("cooperative");
+        let (frames, frame_var, frame_bytes) = (coop.frames, coop.frame, coop.frame_bytes);
+        let resume_blocks = coop.resume_blocks.clone();
+        let end = self.thread_end.expect("entry");
+        self.b.switch_to_block(start);
+        let linear = self.linear_tid();
+        let linear = self.b.ins().uextend(types::I64, linear);
+        let offset = self.b.ins().imul_imm_u(linear, frame_bytes as i64);
+        let base = self
+            .b
+            .ins()
+            .iadd_imm_s(frames, crate::sync::frame::HEADER as i64);
+        let frame = self.b.ins().iadd(base, offset);
+        self.b.def_var(frame_var, frame);
+        let flags = MemFlagsData::trusted();
+        let waiting = self
+            .b
+            .ins()
+            .load(types::I32, flags, frame, crate::sync::frame::WAITING);
+        let run = self.b.create_block();
+        self.b.ins().brif(waiting, end, &[], run, &[]);
+        self.b.switch_to_block(run);
+        let resume = self
+            .b
+            .ins()
+            .load(types::I32, flags, frame, crate::sync::frame::RESUME);
+        let targets: Vec<ir::BlockCall> = std::iter::once(body_start)
+            .chain(resume_blocks)
+            .map(|blk| self.b.func.dfg.block_call(blk, &[]))
+            .collect();
+        let default = self.b.func.dfg.block_call(end, &[]);
+        let table = self
+            .b
+            .create_jump_table(ir::JumpTableData::new(default, &targets));
+        self.b.ins().br_table(resume, table);
+    }
+
     /// The thread is finished: next thread (entry) or return 0 (func).
     fn thread_done(&mut self) {
         match self.thread_end {
             Some(end) => {
+                if let Some(coop) = &self.coop {
+                    let frame = self.b.use_var(coop.frame);
+                    let done = self
+                        .b
+                        .ins()
+                        .iconst(types::I32, crate::sync::frame::DONE as i64);
+                    self.b.ins().store(
+                        MemFlagsData::trusted(),
+                        done,
+                        frame,
+                        crate::sync::frame::RESUME,
+                    );
+                }
                 self.b.ins().jump(end, &[]);
             }
             None => {
@@ -292,8 +402,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         self.b.ins().return_(&[status]);
     }
 
-    /// The thread loop's increment: x fastest, then y, then z; returns 0 after the last thread.
-    fn next_thread(&mut self, end: Block, body_start: Block) {
+    /// The thread loop's increment: x fastest, then y, then z; returns after the last thread.
+    fn next_thread(&mut self, end: Block, thread_start: Block) {
         let b = &mut *self.b;
         b.switch_to_block(end);
         let flags = MemFlagsData::trusted();
@@ -312,14 +422,20 @@ impl<'a, 'b> Translator<'a, 'b> {
             b.ins().brif(more, advance, &[], carry, &[]);
             b.switch_to_block(advance);
             b.def_var(self.tid[d], next);
-            b.ins().jump(body_start, &[]);
+            b.ins().jump(thread_start, &[]);
             b.switch_to_block(carry);
             let zero = b.ins().iconst(types::I32, 0);
             b.def_var(self.tid[d], zero);
             carry_blocks.push(carry);
         }
-        let zero = b.ins().iconst(types::I64, 0);
-        b.ins().return_(&[zero]);
+        // A plain kernel is finished; a cooperative one has finished a round.
+        let status = if self.coop.is_some() {
+            Status::encode(Status::ROUND, 0, 0)
+        } else {
+            0
+        };
+        let status = b.ins().iconst(types::I64, status as i64);
+        b.ins().return_(&[status]);
     }
 
     /// Lowers one instruction; returns whether it ended the current block unconditionally.
@@ -399,6 +515,15 @@ impl<'a, 'b> Translator<'a, 'b> {
             Op::Int { op, ty } => self.int(op, ty, a)?,
             Op::Float { op, ty, mods } if ty.is_half() => self.half(op, ty, mods, a)?,
             Op::Float { op, ty, mods } => self.float(op, ty, mods, a)?,
+            Op::Bar(BarKind::Arrive) => self.bar_arrive(a)?,
+            op @ (Op::Bar(_) | Op::Shfl(_) | Op::Vote(_) | Op::Match { .. } | Op::WarpSync) => {
+                self.sync_point(op, a)?
+            }
+            Op::Fence => {
+                self.b.ins().fence();
+            }
+            Op::Activemask => self.activemask(a)?,
+            Op::Atom { space, op, ty, red } => self.atom(space, op, ty, red, a)?,
             Op::Setp {
                 cmp,
                 bool_op,

@@ -207,7 +207,7 @@ impl Translator<'_, '_> {
         }
     }
 
-    fn threads_per_block(&mut self) -> Value {
+    pub(super) fn threads_per_block(&mut self) -> Value {
         let flags = MemFlagsData::trusted();
         let nx = self.b.ins().load(types::I32, flags, self.ctx, ctx::NTID);
         let ny = self
@@ -223,7 +223,7 @@ impl Translator<'_, '_> {
     }
 
     /// tid.x + ntid.x * (tid.y + ntid.y * tid.z): the thread's rank in its block.
-    fn linear_tid(&mut self) -> Value {
+    pub(super) fn linear_tid(&mut self) -> Value {
         let flags = MemFlagsData::trusted();
         let nx = self.b.ins().load(types::I32, flags, self.ctx, ctx::NTID);
         let ny = self

@@ -1,0 +1,229 @@
+//! Synchronization points in cooperative kernels (see `crate::sync` for the model): the
+//! operands go to the frame, every register is saved, and the thread yields; on resume the
+//! registers come back and the results are written.
+
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+
+use super::{LResult, Translator};
+use crate::frontend::checked::{Arg, BarKind, BarRed, Function, Op, VoteMode};
+use crate::sync::{SyncKind, SyncPoint, frame};
+use crate::types::PtxType;
+
+/// The synchronization points of a function's body, in order.
+pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
+    let Some(body) = &f.body else {
+        return Vec::new();
+    };
+    body.iter()
+        .enumerate()
+        .filter_map(|(i, inst)| {
+            let kind = match inst.op {
+                Op::Bar(k @ (BarKind::Sync | BarKind::Red(_))) => SyncKind::Barrier(k),
+                Op::Shfl(m) => SyncKind::Shfl(m),
+                Op::Vote(m) => SyncKind::Vote(m),
+                Op::Match { all, .. } => SyncKind::Match { all },
+                Op::WarpSync => SyncKind::WarpSync,
+                _ => return None,
+            };
+            Some(SyncPoint {
+                inst: i as u32,
+                kind,
+            })
+        })
+        .collect()
+}
+
+/// Whether a function needs the cooperative model (sync points or `bar.arrive` counters).
+pub fn is_cooperative(f: &Function) -> bool {
+    !sync_points(f).is_empty()
+        || f.body
+            .iter()
+            .flatten()
+            .any(|i| i.op == Op::Bar(BarKind::Arrive))
+}
+
+/// Byte offset of each register's save slot, and the frame size.
+pub fn frame_layout(f: &Function) -> (Vec<i32>, usize) {
+    let mut off = frame::REGS;
+    let offsets = f
+        .regs
+        .iter()
+        .map(|r| {
+            let o = off;
+            off += if r.ty == PtxType::B128 { 16 } else { 8 };
+            o
+        })
+        .collect();
+    (offsets, off as usize)
+}
+
+impl Translator<'_, '_> {
+    fn frame(&mut self) -> Value {
+        let coop = self
+            .coop
+            .as_ref()
+            .expect("sync points only in cooperative kernels");
+        self.b.use_var(coop.frame)
+    }
+
+    fn store_arg(&mut self, k: i32, v: Value) {
+        let v = self.extend(v, types::I64, false);
+        let frame = self.frame();
+        self.b
+            .ins()
+            .store(MemFlagsData::trusted(), v, frame, frame::ARGS + 8 * k);
+    }
+
+    fn pred_arg(&mut self, arg: &Arg) -> LResult<Value> {
+        self.read(arg, PtxType::Pred)
+    }
+
+    /// Lowers the sync point `inst` (number `k` in `sync_points` order).
+    pub fn sync_point(&mut self, op: Op, a: &[Arg]) -> LResult {
+        let coop = self.coop.as_ref().expect("cooperative");
+        let k = coop.point_of[&(self.inst_index as usize)];
+        let resume = coop.resume_blocks[k];
+        // 1. Operands.
+        match op {
+            Op::Bar(BarKind::Sync) => {
+                let id = self.read(&a[0], PtxType::U32)?;
+                self.store_arg(0, id);
+                if let Some(count) = a.get(1) {
+                    let c = self.read(count, PtxType::U32)?;
+                    self.store_arg(1, c);
+                }
+            }
+            Op::Bar(BarKind::Red(_)) => {
+                let id = self.read(&a[1], PtxType::U32)?;
+                self.store_arg(0, id);
+                if a.len() == 4 {
+                    let c = self.read(&a[2], PtxType::U32)?;
+                    self.store_arg(1, c);
+                }
+                let p = self.pred_arg(a.last().expect("bar.red has a predicate"))?;
+                self.store_arg(2, p);
+            }
+            Op::Shfl(_) => {
+                for (i, arg) in a[1..5].iter().enumerate() {
+                    let v = self.read(arg, PtxType::B32)?;
+                    self.store_arg(i as i32, v);
+                }
+            }
+            Op::Vote(_) => {
+                let p = self.pred_arg(&a[1])?;
+                self.store_arg(0, p);
+                let m = self.read(&a[2], PtxType::B32)?;
+                self.store_arg(3, m);
+            }
+            Op::Match { ty, .. } => {
+                let v = self.read(&a[1], ty)?;
+                self.store_arg(0, v);
+                let m = self.read(&a[2], PtxType::B32)?;
+                self.store_arg(3, m);
+            }
+            Op::WarpSync => {
+                let m = self.read(&a[0], PtxType::B32)?;
+                self.store_arg(3, m);
+            }
+            _ => unreachable!("not a sync point: {op:?}"),
+        }
+        // 2. Save the registers, record where to resume, yield.
+        self.save_registers();
+        let frame = self.frame();
+        let flags = MemFlagsData::trusted();
+        let resume_at = self.b.ins().iconst(types::I32, k as i64 + 1);
+        self.b.ins().store(flags, resume_at, frame, frame::RESUME);
+        let one = self.b.ins().iconst(types::I32, 1);
+        self.b.ins().store(flags, one, frame, frame::WAITING);
+        let end = self.thread_end.expect("entry");
+        self.b.ins().jump(end, &[]);
+        // 3. Resume: restore, then write the results.
+        self.b.switch_to_block(resume);
+        self.restore_registers();
+        let frame = self.frame();
+        let value = self.b.ins().load(types::I64, flags, frame, frame::RESULT);
+        let pred = self
+            .b
+            .ins()
+            .load(types::I32, flags, frame, frame::RESULT_PRED);
+        let pred = self.b.ins().ireduce(types::I8, pred);
+        let value32 = self.b.ins().ireduce(types::I32, value);
+        match op {
+            Op::Bar(BarKind::Red(BarRed::Popc)) => self.write(&a[0], value32, PtxType::U32)?,
+            Op::Bar(BarKind::Red(_)) => self.write(&a[0], pred, PtxType::Pred)?,
+            Op::Shfl(_) => match &a[0] {
+                Arg::Pair(d, p) => {
+                    self.write(d, value32, PtxType::B32)?;
+                    self.write(p, pred, PtxType::Pred)?;
+                }
+                d => self.write(d, value32, PtxType::B32)?,
+            },
+            Op::Vote(VoteMode::Ballot) => self.write(&a[0], value32, PtxType::B32)?,
+            Op::Vote(_) => self.write(&a[0], pred, PtxType::Pred)?,
+            Op::Match { .. } => match &a[0] {
+                Arg::Pair(d, p) => {
+                    self.write(d, value32, PtxType::B32)?;
+                    self.write(p, pred, PtxType::Pred)?;
+                }
+                d => self.write(d, value32, PtxType::B32)?,
+            },
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn save_registers(&mut self) {
+        let frame = self.frame();
+        let offsets = self.coop.as_ref().expect("cooperative").reg_offsets.clone();
+        for (r, off) in offsets.iter().enumerate() {
+            let v = self.b.use_var(self.regs[r]);
+            self.b.ins().store(MemFlagsData::trusted(), v, frame, *off);
+        }
+    }
+
+    fn restore_registers(&mut self) {
+        let frame = self.frame();
+        let offsets = self.coop.as_ref().expect("cooperative").reg_offsets.clone();
+        for (r, off) in offsets.iter().enumerate() {
+            let ty = self.func.regs[r].ty.ir_type();
+            let v = self.b.ins().load(ty, MemFlagsData::trusted(), frame, *off);
+            self.b.def_var(self.regs[r], v);
+        }
+    }
+
+    /// `bar.arrive a, b`: count the arrival at barrier `a` without waiting.
+    pub fn bar_arrive(&mut self, a: &[Arg]) -> LResult {
+        let coop = self
+            .coop
+            .as_ref()
+            .expect("bar.arrive makes a kernel cooperative");
+        let frames = coop.frames;
+        let id = self.read(&a[0], PtxType::U32)?;
+        let id = self.b.ins().band_imm_u(id, 15);
+        let off = self.b.ins().ishl_imm_u(id, 2);
+        let off = self.b.ins().uextend(types::I64, off);
+        let addr = self.b.ins().iadd(frames, off);
+        let flags = MemFlagsData::trusted();
+        let n = self.b.ins().load(types::I32, flags, addr, 0);
+        let n = self.b.ins().iadd_imm_s(n, 1);
+        self.b.ins().store(flags, n, addr, 0);
+        Ok(())
+    }
+
+    /// `activemask`: the lanes of this warp that exist in the block. (Threads run converged
+    /// here, so every existing lane counts as active.)
+    pub fn activemask(&mut self, a: &[Arg]) -> LResult {
+        let linear = self.linear_tid();
+        let n = self.threads_per_block();
+        let base = self.b.ins().band_imm_u(linear, !31u32 as i64);
+        let left = self.b.ins().isub(n, base);
+        let c32 = self.b.ins().iconst(types::I32, 32);
+        let lanes = self.b.ins().umin(left, c32);
+        let wide = self.b.ins().uextend(types::I64, lanes);
+        let one = self.b.ins().iconst(types::I64, 1);
+        let bit = self.b.ins().ishl(one, wide);
+        let mask = self.b.ins().iadd_imm_s(bit, -1);
+        let mask = self.b.ins().ireduce(types::I32, mask);
+        self.write(&a[0], mask, PtxType::B32)
+    }
+}

@@ -1,0 +1,359 @@
+//! Cooperating threads: the saved state of a thread (its *frame*) and what happens between
+//! rounds of a cooperative block (see `ptxjit_runtime::Cooperation`): barriers are released,
+//! warp collectives (`shfl`, `vote`, `match`, `bar.warp.sync`) exchange their values.
+//!
+//! A kernel with such instructions runs each thread until its next synchronization point,
+//! where the compiled code stores the instruction's operands in the frame, saves every
+//! register there, and moves on to the next thread. After a round, every unfinished thread is
+//! waiting; [`after_round`] performs what the waiting threads asked for, writes their results,
+//! and marks them runnable again. `exit`/`ret` mark a thread done; per the ISA, exited
+//! threads no longer hold up barriers for all threads of the CTA.
+
+use ptxjit_runtime::{BlockContext, Status};
+
+use crate::frontend::checked::{BarKind, BarRed, ShflMode, VoteMode};
+
+/// Byte offsets within a thread's frame, and the block header before the frames.
+pub mod frame {
+    /// Per block: 16 barrier arrival counters (`bar.arrive`), u32 each.
+    pub const HEADER: usize = 64;
+    /// u32: where the thread resumes: 0 = its start, k + 1 = after sync point k, `DONE`.
+    pub const RESUME: i32 = 0;
+    /// u32: 1 while the thread waits at sync point `RESUME - 1`.
+    pub const WAITING: i32 = 4;
+    /// 4 × u64: the operands of the synchronizing instruction.
+    pub const ARGS: i32 = 8;
+    /// u64 result value and u32 result predicate, written by `after_round`.
+    pub const RESULT: i32 = 40;
+    pub const RESULT_PRED: i32 = 48;
+    /// Saved registers start here.
+    pub const REGS: i32 = 56;
+    pub const DONE: u32 = u32::MAX;
+}
+
+/// Status kinds (beyond the runtime's) that end a cooperative launch.
+pub mod status {
+    /// A barrier that can never complete: some threads wait, the others wait elsewhere.
+    pub const DEADLOCK: u32 = 16;
+    /// Threads of a block wait at different `bar.sync` instructions for all threads.
+    pub const DIVERGENT_BARRIER: u32 = 17;
+    /// A warp collective whose member lanes did not all arrive (exited or elsewhere).
+    pub const INCOMPLETE_COLLECTIVE: u32 = 18;
+}
+
+/// What a synchronization point does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncKind {
+    /// `bar.sync`/`bar.red`: ARGS = [barrier id, thread count (0 = all), predicate].
+    Barrier(BarKind),
+    /// ARGS = [a, b, c, membermask].
+    Shfl(ShflMode),
+    /// ARGS = [predicate, _, _, membermask].
+    Vote(VoteMode),
+    /// ARGS = [value, _, _, membermask].
+    Match { all: bool },
+    /// `bar.warp.sync`: ARGS = [_, _, _, membermask].
+    WarpSync,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct SyncPoint {
+    /// Index of the instruction in the kernel's body.
+    pub inst: u32,
+    pub kind: SyncKind,
+}
+
+/// Everything `after_round` needs to know about a cooperative kernel.
+pub struct CoopKernel {
+    pub function: u32,
+    pub frame_bytes: usize,
+    pub points: Vec<SyncPoint>,
+}
+
+struct Frames<'a> {
+    bytes: &'a mut [u8],
+    size: usize,
+}
+
+impl Frames<'_> {
+    fn u32_at(&self, t: usize, off: i32) -> u32 {
+        let i = frame::HEADER + t * self.size + off as usize;
+        u32::from_le_bytes(self.bytes[i..i + 4].try_into().expect("4 bytes"))
+    }
+    fn u64_at(&self, t: usize, off: i32) -> u64 {
+        let i = frame::HEADER + t * self.size + off as usize;
+        u64::from_le_bytes(self.bytes[i..i + 8].try_into().expect("8 bytes"))
+    }
+    fn set_u32(&mut self, t: usize, off: i32, v: u32) {
+        let i = frame::HEADER + t * self.size + off as usize;
+        self.bytes[i..i + 4].copy_from_slice(&v.to_le_bytes());
+    }
+    fn set_u64(&mut self, t: usize, off: i32, v: u64) {
+        let i = frame::HEADER + t * self.size + off as usize;
+        self.bytes[i..i + 8].copy_from_slice(&v.to_le_bytes());
+    }
+    fn arg(&self, t: usize, k: i32) -> u64 {
+        self.u64_at(t, frame::ARGS + 8 * k)
+    }
+    /// Releases thread `t` with a result.
+    fn release(&mut self, t: usize, value: u64, pred: bool) {
+        self.set_u64(t, frame::RESULT, value);
+        self.set_u32(t, frame::RESULT_PRED, pred as u32);
+        self.set_u32(t, frame::WAITING, 0);
+    }
+    fn arrivals(&self, id: usize) -> u32 {
+        u32::from_le_bytes(self.bytes[4 * id..4 * id + 4].try_into().expect("4 bytes"))
+    }
+    fn set_arrivals(&mut self, id: usize, v: u32) {
+        self.bytes[4 * id..4 * id + 4].copy_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Where each thread is after a round.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    Done,
+    Waiting(usize),
+    Runnable,
+}
+
+impl CoopKernel {
+    fn fail(&self, kind: u32, point: usize) -> u64 {
+        Status::encode(kind, self.function, self.points[point].inst)
+    }
+
+    /// Performs the requests of the waiting threads. `Ok(true)` when every thread is done.
+    pub fn after_round(&self, bytes: &mut [u8], ctx: &BlockContext) -> Result<bool, u64> {
+        let n = (ctx.ntid[0] * ctx.ntid[1] * ctx.ntid[2]) as usize;
+        let mut f = Frames {
+            bytes,
+            size: self.frame_bytes,
+        };
+        let at: Vec<At> = (0..n)
+            .map(
+                |t| match (f.u32_at(t, frame::RESUME), f.u32_at(t, frame::WAITING)) {
+                    (frame::DONE, _) => At::Done,
+                    (r, 1) => At::Waiting(r as usize - 1),
+                    _ => At::Runnable,
+                },
+            )
+            .collect();
+        if at.iter().all(|a| *a == At::Done) {
+            return Ok(true);
+        }
+        if at.contains(&At::Runnable) {
+            return Ok(false);
+        }
+        let mut progress = self.warp_collectives(&mut f, &at)?;
+        if !progress {
+            progress = self.barriers(&mut f, &at)?;
+        }
+        if progress {
+            return Ok(false);
+        }
+        // Nothing can proceed: name the first waiting thread's instruction.
+        let point = at
+            .iter()
+            .find_map(|a| {
+                if let At::Waiting(p) = a {
+                    Some(*p)
+                } else {
+                    None
+                }
+            })
+            .expect("someone waits");
+        let kind = match self.points[point].kind {
+            SyncKind::Barrier(_) => status::DEADLOCK,
+            _ => status::INCOMPLETE_COLLECTIVE,
+        };
+        Err(self.fail(kind, point))
+    }
+
+    /// Completes every warp collective whose member lanes all wait at it.
+    fn warp_collectives(&self, f: &mut Frames, at: &[At]) -> Result<bool, u64> {
+        let mut progress = false;
+        for warp_base in (0..at.len()).step_by(32) {
+            let lanes = (at.len() - warp_base).min(32);
+            let mut lane = 0;
+            while lane < lanes {
+                let t = warp_base + lane;
+                let At::Waiting(point) = at[t] else {
+                    lane += 1;
+                    continue;
+                };
+                let kind = self.points[point].kind;
+                if matches!(kind, SyncKind::Barrier(_)) {
+                    lane += 1;
+                    continue;
+                }
+                let mask = f.arg(t, 3) as u32;
+                let members: Vec<usize> = (0..lanes).filter(|l| mask >> l & 1 == 1).collect();
+                let all_here = members
+                    .iter()
+                    .all(|&l| at[warp_base + l] == At::Waiting(point));
+                if all_here && !members.is_empty() && members.contains(&lane) {
+                    self.collective(f, kind, warp_base, lanes, &members);
+                    progress = true;
+                } else if members.iter().any(|&l| at[warp_base + l] == At::Done) {
+                    return Err(self.fail(status::INCOMPLETE_COLLECTIVE, point));
+                }
+                lane += 1;
+            }
+        }
+        Ok(progress)
+    }
+
+    fn collective(
+        &self,
+        f: &mut Frames,
+        kind: SyncKind,
+        base: usize,
+        lanes: usize,
+        members: &[usize],
+    ) {
+        // Already released by an earlier member's visit.
+        if f.u32_at(base + members[0], frame::WAITING) == 0 {
+            return;
+        }
+        let arg = |f: &Frames, l: usize, k: i32| f.arg(base + l, k);
+        let mut results = Vec::with_capacity(members.len());
+        for &l in members {
+            results.push(match kind {
+                SyncKind::Shfl(mode) => {
+                    let (b, c) = (arg(f, l, 1) as u32, arg(f, l, 2) as u32);
+                    let (j, pval) = shfl_source(mode, l as u32, b, c);
+                    // A source lane outside the warp or not participating gives an
+                    // unpredictable value: the lane's own.
+                    let src = if (j as usize) < lanes { j as usize } else { l };
+                    (arg(f, src, 0) as u32 as u64, pval)
+                }
+                SyncKind::Vote(mode) => {
+                    let preds: Vec<bool> = members.iter().map(|&m| arg(f, m, 0) & 1 == 1).collect();
+                    match mode {
+                        VoteMode::All => (0, preds.iter().all(|p| *p)),
+                        VoteMode::Any => (0, preds.iter().any(|p| *p)),
+                        VoteMode::Uni => (0, preds.iter().all(|p| *p == preds[0])),
+                        VoteMode::Ballot => {
+                            let bits = members
+                                .iter()
+                                .zip(&preds)
+                                .filter(|(_, p)| **p)
+                                .fold(0u32, |m, (l, _)| m | 1 << l);
+                            (bits as u64, false)
+                        }
+                    }
+                }
+                SyncKind::Match { all } => {
+                    let v = arg(f, l, 0);
+                    let same = members
+                        .iter()
+                        .filter(|&&m| arg(f, m, 0) == v)
+                        .fold(0u32, |m, l| m | 1 << l);
+                    let member_mask = members.iter().fold(0u32, |m, l| m | 1 << l);
+                    if all {
+                        let equal = same == member_mask;
+                        (if equal { member_mask as u64 } else { 0 }, equal)
+                    } else {
+                        (same as u64, false)
+                    }
+                }
+                SyncKind::WarpSync | SyncKind::Barrier(_) => (0, false),
+            });
+        }
+        for (&l, (v, p)) in members.iter().zip(results) {
+            f.release(base + l, v, p);
+        }
+    }
+
+    /// Releases every barrier whose participants have all arrived.
+    fn barriers(&self, f: &mut Frames, at: &[At]) -> Result<bool, u64> {
+        let live = at.iter().filter(|a| **a != At::Done).count() as u32;
+        let mut progress = false;
+        for id in 0..16usize {
+            let waiting: Vec<usize> = (0..at.len())
+                .filter(|&t| matches!(at[t], At::Waiting(p) if matches!(self.points[p].kind, SyncKind::Barrier(_)) && f.arg(t, 0) == id as u64))
+                .collect();
+            let Some(&first) = waiting.first() else {
+                continue;
+            };
+            let count = f.arg(first, 1) as u32;
+            let expected = if count == 0 { live } else { count };
+            let arrived = f.arrivals(id);
+            if waiting.len() as u32 + arrived < expected {
+                continue;
+            }
+            let At::Waiting(point) = at[first] else {
+                unreachable!()
+            };
+            if count == 0 && waiting.iter().any(|&t| at[t] != At::Waiting(point)) {
+                return Err(self.fail(status::DIVERGENT_BARRIER, point));
+            }
+            let preds: Vec<bool> = waiting.iter().map(|&t| f.arg(t, 2) & 1 == 1).collect();
+            let (value, pred) = match self.points[point].kind {
+                SyncKind::Barrier(BarKind::Red(BarRed::Popc)) => {
+                    (preds.iter().filter(|p| **p).count() as u64, false)
+                }
+                SyncKind::Barrier(BarKind::Red(BarRed::And)) => (0, preds.iter().all(|p| *p)),
+                SyncKind::Barrier(BarKind::Red(BarRed::Or)) => (0, preds.iter().any(|p| *p)),
+                _ => (0, false),
+            };
+            for &t in &waiting {
+                f.release(t, value, pred);
+            }
+            f.set_arrivals(
+                id,
+                arrived.saturating_sub(expected.saturating_sub(waiting.len() as u32)),
+            );
+            progress = true;
+        }
+        Ok(progress)
+    }
+}
+
+/// The PTX `shfl.sync` source lane and predicate for lane `lane` (ISA 9.7.8.6).
+pub fn shfl_source(mode: ShflMode, lane: u32, b: u32, c: u32) -> (u32, bool) {
+    let bval = b & 31;
+    let cval = c & 31;
+    let segmask = (c >> 8) & 31;
+    let max_lane = (lane & segmask) | (cval & !segmask);
+    let min_lane = lane & segmask;
+    let (j, pval) = match mode {
+        ShflMode::Up => {
+            let j = lane as i32 - bval as i32;
+            (j, j >= max_lane as i32)
+        }
+        ShflMode::Down => {
+            let j = (lane + bval) as i32;
+            (j, j <= max_lane as i32)
+        }
+        ShflMode::Bfly => {
+            let j = (lane ^ bval) as i32;
+            (j, j <= max_lane as i32)
+        }
+        ShflMode::Idx => {
+            let j = (min_lane | (bval & !segmask)) as i32;
+            (j, j <= max_lane as i32)
+        }
+    };
+    (if pval { j as u32 } else { lane }, pval)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shfl_down_and_up_clamp_at_the_segment_edges() {
+        // Full warp: c = 0x1f, segmask 0.
+        assert_eq!(shfl_source(ShflMode::Down, 3, 16, 0x1f), (19, true));
+        assert_eq!(shfl_source(ShflMode::Down, 20, 16, 0x1f), (20, false));
+        assert_eq!(shfl_source(ShflMode::Up, 3, 4, 0), (3, false));
+        assert_eq!(shfl_source(ShflMode::Up, 7, 4, 0), (3, true));
+        assert_eq!(shfl_source(ShflMode::Bfly, 5, 1, 0x1f), (4, true));
+        // Width 8 (as __shfl_sync with width 8 emits: c = ((32-8) << 8) | 0x1f).
+        let c = (24 << 8) | 0x1f;
+        assert_eq!(shfl_source(ShflMode::Idx, 13, 2, c), (10, true));
+        assert_eq!(shfl_source(ShflMode::Down, 13, 4, c), (13, false));
+        assert_eq!(shfl_source(ShflMode::Bfly, 13, 4, c), (9, true));
+    }
+}
