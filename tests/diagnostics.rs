@@ -42,10 +42,10 @@ fn unsupported_instruction_is_named_precisely() {
 #[test]
 fn unsupported_form_found_while_lowering_is_named_too() {
     let msg = compile_err(&format!(
-        "{HEAD}.visible .entry k()\n{{\n.reg .b16 %h<3>;\nmin.f16 %h1, %h2, %h2;\nret;\n}}\n"
+        "{HEAD}.visible .entry k()\n{{\n.reg .f32 %f<3>;\nadd.rz.f32 %f1, %f2, %f2;\nret;\n}}\n"
     ));
     assert!(
-        msg.starts_with("k.ptx:7:1: error: unsupported instruction 'min.f16'"),
+        msg.starts_with("k.ptx:7:1: error: unsupported instruction 'add.rz.f32' (directed rounding of f32/f64 arithmetic)"),
         "{msg}"
     );
 }

@@ -156,7 +156,7 @@ pub struct BlockFailure {
 
 /// Completes a cooperative round: sees the frames, returns whether the block is finished or
 /// the status word that ends the launch.
-pub type AfterRound = dyn Fn(&mut [u8], &BlockContext) -> Result<bool, u64> + Sync;
+pub type AfterRound<'a> = dyn Fn(&mut [u8], &BlockContext) -> Result<bool, u64> + Sync + 'a;
 
 /// How the threads of a block cooperate, for kernels with barriers or warp collectives.
 ///
@@ -170,7 +170,7 @@ pub struct Cooperation<'a> {
     pub header_bytes: usize,
     /// Bytes of saved state per thread.
     pub frame_bytes: usize,
-    pub after_round: &'a AfterRound,
+    pub after_round: &'a AfterRound<'a>,
 }
 
 /// Runs `func` for every block of the grid, blocks as tasks on the rayon work-stealing pool.
