@@ -1,0 +1,297 @@
+//! Threads that cooperate: barriers, warp collectives and atomics, one rule per test.
+
+use ptxjit::frontend::checked::ShflMode;
+use ptxjit::sync::shfl_source;
+use ptxjit::{Arg, DeviceBuffer, Dim3, Module};
+
+const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+/// Kernel `k(.param .u64 out)`: `body` runs with `%out` = the buffer, `%t` = %tid.x, `%n` =
+/// %ntid.x, `%lane` = %laneid, and `%o` = out + 4*(global thread id); returns the buffer as u32.
+fn run(
+    decls: &str,
+    body: &str,
+    words: usize,
+    grid: impl Into<Dim3>,
+    block: impl Into<Dim3>,
+) -> Result<Vec<u32>, String> {
+    let ptx = format!(
+        "{HEAD}{decls}\n.visible .entry k(.param .u64 k_out)\n{{\n\
+         .reg .pred %p<8>;\n.reg .b32 %r<24>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<8>;\n.reg .b16 %h<8>;\n\
+         .reg .b32 %t, %n, %lane, %g;\n.reg .b64 %out, %o;\n\
+         ld.param.u64 %out, [k_out];\nmov.u32 %t, %tid.x;\nmov.u32 %n, %ntid.x;\nmov.u32 %lane, %laneid;\n\
+         mov.u32 %g, %ctaid.x;\nmad.lo.u32 %g, %g, %n, %t;\nmul.wide.u32 %rd7, %g, 4;\nadd.s64 %o, %out, %rd7;\n\
+         {body}\nret;\n}}\n"
+    );
+    let module = Module::from_ptx(&ptx).map_err(|e| e.to_string())?;
+    let out = DeviceBuffer::zeroed(words * 4).unwrap();
+    module
+        .kernel("k")
+        .unwrap()
+        .launch(grid, block, &[Arg::buffer(&out)])
+        .map_err(|e| e.to_string())?;
+    Ok(out.to_vec())
+}
+
+#[test]
+fn barrier_inside_a_loop_with_1024_threads() {
+    // Each of 10 steps: write tid+step to shared, barrier, read the neighbour's, barrier.
+    let got = run(
+        ".shared .align 4 .u32 sh[1024];",
+        "mov.u32 %r1, 0;\nmov.u32 %r2, 0;\nshl.b32 %r3, %t, 2;\nmov.u32 %r4, sh;\nadd.u32 %r5, %r4, %r3;\n\
+         add.u32 %r6, %t, 1;\nrem.u32 %r6, %r6, %n;\nshl.b32 %r6, %r6, 2;\nadd.u32 %r6, %r4, %r6;\n\
+         LOOP:\nadd.u32 %r7, %t, %r1;\nst.shared.u32 [%r5], %r7;\nbar.sync 0;\nld.shared.u32 %r8, [%r6];\n\
+         add.u32 %r2, %r2, %r8;\nbarrier.sync.aligned 0;\nadd.u32 %r1, %r1, 1;\nsetp.lt.u32 %p1, %r1, 10;\n@%p1 bra LOOP;\n\
+         st.global.u32 [%o], %r2;",
+        2048,
+        2,
+        1024,
+    )
+    .unwrap();
+    for (i, v) in got.iter().enumerate() {
+        let next = ((i % 1024) + 1) % 1024;
+        assert_eq!(*v as usize, 10 * next + 45, "thread {i}");
+    }
+}
+
+#[test]
+fn exited_threads_do_not_hold_up_a_barrier() {
+    // Threads >= 40 return early; the others still pass the barrier (ISA: exit releases
+    // barriers the exiting threads were holding up).
+    let got = run(
+        ".shared .align 4 .u32 sh[64];",
+        "setp.ge.u32 %p1, %t, 40;\n@%p1 ret;\nmov.u32 %r4, sh;\nshl.b32 %r3, %t, 2;\nadd.u32 %r5, %r4, %r3;\n\
+         st.shared.u32 [%r5], %t;\nbar.sync 0;\nsub.u32 %r6, 39, %t;\nshl.b32 %r6, %r6, 2;\nadd.u32 %r6, %r4, %r6;\n\
+         ld.shared.u32 %r7, [%r6];\nst.global.u32 [%o], %r7;",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    let want: Vec<u32> = (0..64).map(|t| if t < 40 { 39 - t } else { 0 }).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
+fn a_barrier_some_threads_never_reach_is_an_error_naming_kernel_and_line() {
+    // Half the threads wait at barrier 0, the other half at barrier 1: neither completes.
+    let err = run(
+        "",
+        "setp.lt.u32 %p1, %t, 32;\n@%p1 bar.sync 0;\n@!%p1 bar.sync 1;",
+        64,
+        1,
+        64,
+    )
+    .unwrap_err();
+    assert!(
+        err.starts_with("kernel 'k': barrier that can never complete"),
+        "{err}"
+    );
+    assert!(err.contains("at <ptx>:"), "{err}");
+}
+
+#[test]
+fn threads_at_different_bar_sync_instructions_are_a_divergent_barrier() {
+    let err = run(
+        "",
+        "setp.lt.u32 %p1, %t, 16;\n@%p1 bra A;\nbar.sync 0;\nbra B;\nA:\nbar.sync 0;\nB:",
+        32,
+        1,
+        32,
+    )
+    .unwrap_err();
+    assert!(err.starts_with("kernel 'k': divergent barrier"), "{err}");
+}
+
+#[test]
+fn shfl_every_mode_with_predicate_and_segments_matches_the_isa() {
+    for (mode, m) in [
+        (ShflMode::Up, "up"),
+        (ShflMode::Down, "down"),
+        (ShflMode::Bfly, "bfly"),
+        (ShflMode::Idx, "idx"),
+    ] {
+        for (b, c) in [
+            (1u32, 0x1fu32),
+            (5, 0x1f),
+            (3, 0),
+            (2, 0x181f),
+            (6, 0x1c1f),
+            (17, 0x101f),
+        ] {
+            let c = if mode == ShflMode::Up { c & !0x1f } else { c };
+            let got = run(
+                "",
+                &format!(
+                    "mul.lo.u32 %r1, %g, 7;\nadd.u32 %r1, %r1, 100;\n\
+                     shfl.sync.{m}.b32 %r2|%p1, %r1, {b}, {c}, -1;\nselp.u32 %r3, 65536, 0, %p1;\n\
+                     or.b32 %r2, %r2, %r3;\nst.global.u32 [%o], %r2;"
+                ),
+                64,
+                1,
+                64,
+            )
+            .unwrap();
+            for (i, v) in got.iter().enumerate() {
+                let lane = (i % 32) as u32;
+                let (src, p) = shfl_source(mode, lane, b, c);
+                let src_thread = (i as u32 / 32) * 32 + src;
+                let want = (src_thread * 7 + 100) | if p { 65536 } else { 0 };
+                assert_eq!(*v, want, "shfl.{m} b={b} c={c:#x} thread {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn votes_ballot_and_match_over_a_warp() {
+    let got = run(
+        "",
+        "and.b32 %r1, %t, 5;\nsetp.ne.u32 %p1, %r1, 0;\n\
+         vote.sync.ballot.b32 %r2, %p1, -1;\n\
+         vote.sync.any.pred %p2, %p1, -1;\nvote.sync.all.pred %p3, %p1, -1;\nsetp.lt.u32 %p5, %t, 100;\nvote.sync.uni.pred %p4, %p5, -1;\n\
+         selp.u32 %r3, 1, 0, %p2;\nselp.u32 %r4, 2, 0, %p3;\nselp.u32 %r5, 4, 0, %p4;\n\
+         or.b32 %r3, %r3, %r4;\nor.b32 %r3, %r3, %r5;\n\
+         setp.eq.u32 %p7, %lane, 1;\n@%p7 bra MASKED;\nsetp.eq.u32 %p7, %lane, 3;\n@%p7 bra MASKED;\nbra MATCH;\n\
+         MASKED:\nvote.sync.any.pred %p6, !%p1, 0x0000000A;\nselp.u32 %r6, 8, 0, %p6;\nor.b32 %r3, %r3, %r6;\n\
+         MATCH:\nshr.u32 %r7, %t, 2;\nmatch.sync.any.b32 %r8, %r7, -1;\n\
+         st.global.u32 [%o], %r2;\nst.global.u32 [%o+128], %r3;\nst.global.u32 [%o+256], %r8;",
+        96,
+        1,
+        32,
+    )
+    .unwrap();
+    let ballot = (0..32u32).filter(|t| t & 5 != 0).fold(0, |m, t| m | 1 << t);
+    for t in 0..32usize {
+        assert_eq!(got[t], ballot);
+        // any = 1, all = 0, uni = 4; lanes 1 and 3 also ran a vote over just the two of them
+        // (both have bit 0 set, so any of !p is false → no 8).
+        assert_eq!(got[32 + t], 1 | 4, "thread {t}");
+        assert_eq!(got[64 + t], 0xF << (t / 4 * 4), "match thread {t}");
+    }
+}
+
+#[test]
+fn bar_red_popc_and_or() {
+    let got = run(
+        "",
+        "setp.lt.u32 %p1, %t, 37;\nbar.red.popc.u32 %r1, 0, %p1;\nbar.red.and.pred %p2, 0, %p1;\nbar.red.or.pred %p3, 0, %p1;\n\
+         bar.red.popc.u32 %r4, 0, !%p1;\n\
+         selp.u32 %r2, 1000, 0, %p2;\nselp.u32 %r3, 2000, 0, %p3;\nadd.u32 %r1, %r1, %r2;\nadd.u32 %r1, %r1, %r3;\n\
+         shl.b32 %r4, %r4, 16;\nadd.u32 %r1, %r1, %r4;\nst.global.u32 [%o], %r1;",
+        100,
+        1,
+        100,
+    )
+    .unwrap();
+    assert!(got.iter().all(|v| *v == 37 + 2000 + (63 << 16)), "{got:?}");
+}
+
+#[test]
+fn bar_arrive_lets_producers_go_on_while_consumers_wait_for_a_count() {
+    // Warp 0 produces and arrives at barrier 1; warp 1 waits there (count 64), then reads.
+    let got = run(
+        ".shared .align 4 .u32 sh[32];",
+        "mov.u32 %r4, sh;\nand.b32 %r1, %t, 31;\nshl.b32 %r2, %r1, 2;\nadd.u32 %r5, %r4, %r2;\n\
+         setp.lt.u32 %p1, %t, 32;\n@!%p1 bra CONSUMER;\nmul.lo.u32 %r6, %t, 3;\nst.shared.u32 [%r5], %r6;\nbar.arrive 1, 64;\nbra END;\n\
+         CONSUMER:\nbar.sync 1, 64;\nld.shared.u32 %r7, [%r5];\nst.global.u32 [%o], %r7;\nEND:",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    for t in 32..64usize {
+        assert_eq!(got[t] as usize, (t - 32) * 3);
+    }
+}
+
+#[test]
+fn a_collective_whose_lanes_exited_is_an_error() {
+    let err = run(
+        "",
+        "setp.ge.u32 %p1, %lane, 16;\n@%p1 ret;\nshfl.sync.bfly.b32 %r1, %t, 1, 31, -1;",
+        32,
+        1,
+        32,
+    )
+    .unwrap_err();
+    assert!(
+        err.starts_with("kernel 'k': warp collective whose member lanes did not all arrive"),
+        "{err}"
+    );
+}
+
+#[test]
+fn atomics_on_global_and_shared_memory_across_blocks() {
+    let got = run(
+        ".shared .align 4 .u32 cnt;",
+        "atom.global.add.u32 %r1, [%out], 1;\n\
+         atom.shared.add.u32 %r2, [cnt], 2;\nbar.sync 0;\nld.shared.u32 %r3, [cnt];\n\
+         setp.eq.u32 %p1, %t, 0;\n@%p1 red.global.add.u32 [%out+4], %r3;\n\
+         atom.global.max.s32 %r4, [%out+8], %g;\natom.global.min.s32 %r4, [%out+12], %g;\n\
+         atom.global.inc.u32 %r5, [%out+16], 99;\natom.global.dec.u32 %r5, [%out+20], 7;\n\
+         atom.global.or.b32 %r6, [%out+24], %t;\natom.global.xor.b32 %r6, [%out+28], 1;\n\
+         LOOP:\nld.global.u32 %r8, [%out+32];\nadd.u32 %r9, %r8, 3;\natom.global.cas.b32 %r10, [%out+32], %r8, %r9;\n\
+         setp.ne.u32 %p2, %r10, %r8;\n@%p2 bra LOOP;\n\
+         atom.global.exch.b32 %r11, [%out+36], 5;",
+        10,
+        64,
+        256,
+    )
+    .unwrap();
+    let n = 64 * 256u32;
+    assert_eq!(got[0], n);
+    assert_eq!(got[1], 64 * 512);
+    assert_eq!(got[2], n - 1);
+    assert_eq!(got[3], 0);
+    assert_eq!(got[4], n % 100, "inc wraps at 99");
+    // dec from 0 wraps to 7, then counts down: after n steps of a cycle of 8.
+    assert_eq!(got[5], (8 - n % 8) % 8);
+    assert_eq!(got[6], 255);
+    assert_eq!(got[7], n % 2);
+    assert_eq!(got[8], 3 * n);
+    assert_eq!(got[9], 5);
+}
+
+#[test]
+fn float_and_half_atomic_adds_are_exact_when_the_sums_are() {
+    let got = run(
+        "",
+        "atom.global.add.f32 %f1, [%out], 0f3F000000;\n\
+         mov.b16 %h1, 0x3C00;\natom.global.add.noftz.f16 %h2, [%out+4], %h1;\n\
+         mov.b32 %r1, 0x38003C00;\natom.global.add.noftz.f16x2 %r2, [%out+8], %r1;\n\
+         mov.b16 %h3, 0x3F80;\nsetp.lt.u32 %p1, %t, 64;\n@%p1 red.global.add.noftz.bf16 [%out+12], %h3;\n\
+         atom.global.add.f64 %rd1, [%out+16], 0d3FF0000000000000;",
+        6,
+        4,
+        128,
+    )
+    .unwrap();
+    assert_eq!(f32::from_bits(got[0]), 256.0);
+    assert_eq!(got[1] & 0xFFFF, half::f16::from_f32(512.0).to_bits() as u32);
+    assert_eq!(
+        got[2],
+        (half::f16::from_f32(256.0).to_bits() as u32) << 16
+            | half::f16::from_f32(512.0).to_bits() as u32
+    );
+    // 256 adds of 1.0: every partial sum is exact in bf16 (8 significant bits).
+    assert_eq!(
+        got[3] & 0xFFFF,
+        half::bf16::from_f32(256.0).to_bits() as u32
+    );
+    assert_eq!(f64::from_bits(got[4] as u64 | (got[5] as u64) << 32), 512.0);
+}
+
+#[test]
+fn warp_sync_fence_and_activemask() {
+    let got = run(
+        "",
+        "bar.warp.sync -1;\nmembar.gl;\nfence.acq_rel.gpu;\nactivemask.b32 %r1;\nst.global.u32 [%o], %r1;",
+        40,
+        1,
+        40,
+    )
+    .unwrap();
+    assert!(got[..32].iter().all(|m| *m == u32::MAX));
+    assert!(got[32..].iter().all(|m| *m == 0xFF));
+}
