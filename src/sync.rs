@@ -21,13 +21,15 @@ pub mod frame {
     pub const RESUME: i32 = 0;
     /// u32: 1 while the thread waits at sync point `RESUME - 1`.
     pub const WAITING: i32 = 4;
-    /// 4 × u64: the operands of the synchronizing instruction.
+    /// 12 × u64: the operands of the synchronizing instruction; the last is the membermask
+    /// of warp collectives.
     pub const ARGS: i32 = 8;
-    /// u64 result value and u32 result predicate, written by `after_round`.
-    pub const RESULT: i32 = 40;
-    pub const RESULT_PRED: i32 = 48;
+    pub const MASK_ARG: i32 = 11;
+    /// 4 × u64 result values and a u32 result predicate, written by `after_round`.
+    pub const RESULT: i32 = 104;
+    pub const RESULT_PRED: i32 = 136;
     /// Saved registers start here.
-    pub const REGS: i32 = 56;
+    pub const REGS: i32 = 144;
     pub const DONE: u32 = u32::MAX;
 }
 
@@ -46,14 +48,20 @@ pub mod status {
 pub enum SyncKind {
     /// `bar.sync`/`bar.red`: ARGS = [barrier id, thread count (0 = all), predicate].
     Barrier(BarKind),
-    /// ARGS = [a, b, c, membermask].
+    /// ARGS = [a, b, c], membermask.
     Shfl(ShflMode),
-    /// ARGS = [predicate, _, _, membermask].
+    /// ARGS = [predicate], membermask.
     Vote(VoteMode),
-    /// ARGS = [value, _, _, membermask].
+    /// ARGS = [value], membermask.
     Match { all: bool },
-    /// `bar.warp.sync`: ARGS = [_, _, _, membermask].
+    /// `bar.warp.sync`: membermask only.
     WarpSync,
+    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`: ARGS = [host address of this
+    /// lane's row]; results: N words.
+    Ldmatrix { num: u32, trans: bool },
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`: ARGS = [a0..a3,
+    /// b0, b1, c0..c3]; results: d0..d3.
+    Mma { bf16: bool },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -97,7 +105,12 @@ impl Frames<'_> {
     }
     /// Releases thread `t` with a result.
     fn release(&mut self, t: usize, value: u64, pred: bool) {
-        self.set_u64(t, frame::RESULT, value);
+        self.release_with(t, &[value], pred);
+    }
+    fn release_with(&mut self, t: usize, values: &[u64], pred: bool) {
+        for (i, v) in values.iter().enumerate() {
+            self.set_u64(t, frame::RESULT + 8 * i as i32, *v);
+        }
         self.set_u32(t, frame::RESULT_PRED, pred as u32);
         self.set_u32(t, frame::WAITING, 0);
     }
@@ -186,7 +199,10 @@ impl CoopKernel {
                     lane += 1;
                     continue;
                 }
-                let mask = f.arg(t, 3) as u32;
+                if matches!(kind, SyncKind::Ldmatrix { .. } | SyncKind::Mma { .. }) && lanes < 32 {
+                    return Err(self.fail(status::INCOMPLETE_COLLECTIVE, point));
+                }
+                let mask = f.arg(t, frame::MASK_ARG) as u32;
                 let members: Vec<usize> = (0..lanes).filter(|l| mask >> l & 1 == 1).collect();
                 let all_here = members
                     .iter()
@@ -216,6 +232,32 @@ impl CoopKernel {
             return;
         }
         let arg = |f: &Frames, l: usize, k: i32| f.arg(base + l, k);
+        if let SyncKind::Ldmatrix { num, trans } = kind {
+            let results = ldmatrix(num, trans, |l| arg(f, l, 0));
+            for &l in members {
+                f.release_with(base + l, &results[l], false);
+            }
+            return;
+        }
+        if let SyncKind::Mma { bf16 } = kind {
+            let regs: Vec<[u32; 10]> = (0..32)
+                .map(|l| {
+                    std::array::from_fn(|k| {
+                        if l < lanes {
+                            arg(f, l, k as i32) as u32
+                        } else {
+                            0
+                        }
+                    })
+                })
+                .collect();
+            let d = mma_m16n8k16(bf16, &regs);
+            for &l in members {
+                let words: Vec<u64> = d[l].iter().map(|x| x.to_bits() as u64).collect();
+                f.release_with(base + l, &words, false);
+            }
+            return;
+        }
         let mut results = Vec::with_capacity(members.len());
         for &l in members {
             results.push(match kind {
@@ -257,7 +299,7 @@ impl CoopKernel {
                         (same as u64, false)
                     }
                 }
-                SyncKind::WarpSync | SyncKind::Barrier(_) => (0, false),
+                _ => (0, false),
             });
         }
         for (&l, (v, p)) in members.iter().zip(results) {
@@ -308,6 +350,81 @@ impl CoopKernel {
         }
         Ok(progress)
     }
+}
+
+/// `ldmatrix`: lanes 8i..8i+7 give the row addresses of matrix i (8 rows of 8 b16); lane l
+/// receives, of each matrix, row l/4, columns 2(l%4) and 2(l%4)+1 (with `.trans`: column l/4,
+/// rows 2(l%4) and 2(l%4)+1), low element in the low half.
+fn ldmatrix(num: u32, trans: bool, row_address: impl Fn(usize) -> u64) -> Vec<Vec<u64>> {
+    let element = |m: usize, row: usize, col: usize| -> u16 {
+        let addr = row_address(8 * m + row) + 2 * col as u64;
+        // SAFETY: the address was computed by the kernel for a shared-memory row, as
+        // `ld.shared` would read it (ptxjit does not confine kernels' memory yet).
+        unsafe { std::ptr::read_unaligned(addr as *const u16) }
+    };
+    (0..32)
+        .map(|l| {
+            (0..num as usize)
+                .map(|m| {
+                    let (g, t) = (l / 4, l % 4);
+                    let (lo, hi) = if trans {
+                        (element(m, 2 * t, g), element(m, 2 * t + 1, g))
+                    } else {
+                        (element(m, g, 2 * t), element(m, g, 2 * t + 1))
+                    };
+                    lo as u64 | (hi as u64) << 16
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32` for a whole warp, from
+/// each lane's registers [a0..a3, b0, b1, c0..c3] (fragment layouts of the ISA, 9.7.13.4.8).
+/// The products are exact; each D element is their sum with C computed in f64 and rounded
+/// once to f32 (PTX does not define the accumulation order or precision).
+pub fn mma_m16n8k16(bf16: bool, regs: &[[u32; 10]]) -> Vec<[f32; 4]> {
+    let fmt = if bf16 {
+        crate::semantics::half::BF16
+    } else {
+        crate::semantics::half::F16
+    };
+    let half = |word: u32, hi: bool| fmt.to_f64(if hi { (word >> 16) as u16 } else { word as u16 });
+    let mut a = [[0f64; 16]; 16];
+    let mut b = [[0f64; 8]; 16];
+    let mut c = [[0f64; 8]; 16];
+    for (l, r) in regs.iter().enumerate() {
+        let (g, t) = (l / 4, l % 4);
+        for i in 0..8 {
+            let row = g + if (i / 2) % 2 == 1 { 8 } else { 0 };
+            let col = 2 * t + (i % 2) + if i >= 4 { 8 } else { 0 };
+            a[row][col] = half(r[i / 2], i % 2 == 1);
+        }
+        for i in 0..4 {
+            let k = 2 * t + (i % 2) + if i >= 2 { 8 } else { 0 };
+            b[k][g] = half(r[4 + i / 2], i % 2 == 1);
+        }
+        for i in 0..4 {
+            let row = g + if i >= 2 { 8 } else { 0 };
+            c[row][2 * t + i % 2] = f32::from_bits(r[6 + i]) as f64;
+        }
+    }
+    (0..32)
+        .map(|l| {
+            let (g, t) = (l / 4, l % 4);
+            std::array::from_fn(|i| {
+                let row = g + if i >= 2 { 8 } else { 0 };
+                let col = 2 * t + i % 2;
+                let sum: f64 = (0..16).map(|k| a[row][k] * b[k][col]).sum::<f64>() + c[row][col];
+                let r = sum as f32;
+                if r.is_nan() {
+                    f32::from_bits(crate::lower::softfloat::CANONICAL_NAN_F32)
+                } else {
+                    r
+                }
+            })
+        })
+        .collect()
 }
 
 /// The PTX `shfl.sync` source lane and predicate for lane `lane` (ISA 9.7.8.6).

@@ -295,3 +295,80 @@ fn warp_sync_fence_and_activemask() {
     assert!(got[..32].iter().all(|m| *m == u32::MAX));
     assert!(got[32..].iter().all(|m| *m == 0xFF));
 }
+
+/// One warp: A (16×16) and B (16×8) f16 or bf16 through shared memory, `ldmatrix` (x4 for A,
+/// x2.trans for B), `mma.m16n8k16` with C = 0.5, D stored row-major as f32.
+fn mma_through_ldmatrix(ty: &str, a: &[u16], b: &[u16]) -> Vec<f32> {
+    let ptx = format!(
+        "{HEAD}.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pd)\n{{\n\
+         .shared .align 16 .b8 sA[512];\n.shared .align 16 .b8 sB[256];\n\
+         .reg .b32 %l, %r<16>, %a<4>, %b<2>;\n.reg .b64 %rd<8>;\n.reg .f32 %c<4>, %d<4>;\n.reg .b16 %h;\n.reg .pred %p;\n\
+         mov.u32 %l, %laneid;\nld.param.u64 %rd1, [pa];\nld.param.u64 %rd2, [pb];\nld.param.u64 %rd3, [pd];\n\
+         mov.u32 %r1, 0;\nCOPY_A:\nshl.b32 %r2, %l, 3;\nadd.u32 %r2, %r2, %r1;\nmul.wide.u32 %rd4, %r2, 2;\nadd.s64 %rd5, %rd1, %rd4;\n\
+         ld.global.b16 %h, [%rd5];\nshl.b32 %r3, %r2, 1;\nmov.u32 %r4, sA;\nadd.u32 %r3, %r3, %r4;\nst.shared.b16 [%r3], %h;\n\
+         add.u32 %r1, %r1, 1;\nsetp.lt.u32 %p, %r1, 8;\n@%p bra COPY_A;\n\
+         mov.u32 %r1, 0;\nCOPY_B:\nshl.b32 %r2, %l, 2;\nadd.u32 %r2, %r2, %r1;\nmul.wide.u32 %rd4, %r2, 2;\nadd.s64 %rd5, %rd2, %rd4;\n\
+         ld.global.b16 %h, [%rd5];\nshl.b32 %r3, %r2, 1;\nmov.u32 %r4, sB;\nadd.u32 %r3, %r3, %r4;\nst.shared.b16 [%r3], %h;\n\
+         add.u32 %r1, %r1, 1;\nsetp.lt.u32 %p, %r1, 4;\n@%p bra COPY_B;\n\
+         bar.sync 0;\n\
+         and.b32 %r5, %l, 7;\nshr.u32 %r6, %l, 3;\nand.b32 %r6, %r6, 1;\nshl.b32 %r6, %r6, 3;\nadd.u32 %r5, %r5, %r6;\n\
+         shr.u32 %r7, %l, 4;\nshl.b32 %r7, %r7, 3;\nshl.b32 %r5, %r5, 4;\nadd.u32 %r5, %r5, %r7;\nshl.b32 %r5, %r5, 1;\n\
+         mov.u32 %r4, sA;\nadd.u32 %r5, %r5, %r4;\n\
+         ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{%a0, %a1, %a2, %a3}}, [%r5];\n\
+         and.b32 %r8, %l, 15;\nshl.b32 %r8, %r8, 4;\nmov.u32 %r4, sB;\nadd.u32 %r8, %r8, %r4;\n\
+         ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{%b0, %b1}}, [%r8];\n\
+         mov.f32 %c0, 0f3F000000;\nmov.f32 %c1, 0f3F000000;\nmov.f32 %c2, 0f3F000000;\nmov.f32 %c3, 0f3F000000;\n\
+         mma.sync.aligned.m16n8k16.row.col.f32.{ty}.{ty}.f32 {{%d0, %d1, %d2, %d3}}, {{%a0, %a1, %a2, %a3}}, {{%b0, %b1}}, {{%c0, %c1, %c2, %c3}};\n\
+         shr.u32 %r9, %l, 2;\nand.b32 %r10, %l, 3;\nshl.b32 %r10, %r10, 1;\nshl.b32 %r11, %r9, 3;\nadd.u32 %r11, %r11, %r10;\n\
+         mul.wide.u32 %rd6, %r11, 4;\nadd.s64 %rd7, %rd3, %rd6;\nst.global.v2.f32 [%rd7], {{%d0, %d1}};\nst.global.v2.f32 [%rd7+256], {{%d2, %d3}};\n\
+         ret;\n}}\n"
+    );
+    let module = Module::from_ptx(&ptx).unwrap_or_else(|e| panic!("{e}"));
+    let (ba, bb) = (
+        DeviceBuffer::from_slice(a).unwrap(),
+        DeviceBuffer::from_slice(b).unwrap(),
+    );
+    let d = DeviceBuffer::zeroed(16 * 8 * 4).unwrap();
+    module
+        .kernel("k")
+        .unwrap()
+        .launch(
+            1,
+            32,
+            &[Arg::buffer(&ba), Arg::buffer(&bb), Arg::buffer(&d)],
+        )
+        .unwrap();
+    d.to_vec()
+}
+
+#[test]
+fn ldmatrix_and_mma_m16n8k16_multiply_a_tile() {
+    for (ty, enc, dec) in [
+        (
+            "f16",
+            (|x: f32| half::f16::from_f32(x).to_bits()) as fn(f32) -> u16,
+            (|b: u16| half::f16::from_bits(b).to_f32()) as fn(u16) -> f32,
+        ),
+        (
+            "bf16",
+            |x: f32| half::bf16::from_f32(x).to_bits(),
+            |b: u16| half::bf16::from_bits(b).to_f32(),
+        ),
+    ] {
+        // Small integers and halves: every product and partial sum is exact in f32.
+        let a: Vec<u16> = (0..256)
+            .map(|i| enc(((i * 7 % 13) as f32 - 6.0) / 2.0))
+            .collect();
+        let b: Vec<u16> = (0..128).map(|i| enc((i * 5 % 11) as f32 - 5.0)).collect();
+        let got = mma_through_ldmatrix(ty, &a, &b);
+        for r in 0..16 {
+            for c in 0..8 {
+                let want: f32 = 0.5
+                    + (0..16)
+                        .map(|k| dec(a[r * 16 + k]) * dec(b[k * 8 + c]))
+                        .sum::<f32>();
+                assert_eq!(got[r * 8 + c], want, "{ty} D[{r}][{c}]");
+            }
+        }
+    }
+}

@@ -376,3 +376,22 @@ fn dynamic_shared_memory_is_sized_at_launch() {
         .unwrap();
     assert_eq!(out.to_vec::<u32>(), vec![1024]);
 }
+
+#[test]
+fn funnel_shifts_wrap_or_clamp_their_amount() {
+    let got = run_body(
+        "",
+        &(String::from(
+            "mov.u32 %r1, 0x89ABCDEF;\nmov.u32 %r2, 0x01234567;\n\
+             shf.l.wrap.b32 %r3, %r1, %r2, 8;\ncvt.u64.u32 %rd1, %r3;\n\
+             shf.r.wrap.b32 %r4, %r1, %r2, 40;\ncvt.u64.u32 %rd2, %r4;\n\
+             shf.l.clamp.b32 %r5, %r1, %r2, 40;\ncvt.u64.u32 %rd3, %r5;\n\
+             shf.r.clamp.b32 %r6, %r1, %r2, 33;\ncvt.u64.u32 %rd4, %r6;\n",
+        ) + &store64(&["%rd1", "%rd2", "%rd3", "%rd4"])),
+        4,
+    );
+    assert_eq!(
+        got,
+        vec![0x2345_6789, 0x6789_ABCD, 0x89AB_CDEF, 0x0123_4567]
+    );
+}

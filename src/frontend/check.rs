@@ -439,7 +439,7 @@ impl<'a> FunctionChecker<'a> {
                 | IntOp::Popc
                 | IntOp::Clz
                 | IntOp::Brev => &[2],
-                IntOp::Mad(_) => &[4],
+                IntOp::Mad(_) | IntOp::Shf { .. } => &[4],
                 _ => &[3],
             },
             Op::Float { op, .. } => match op {
@@ -472,6 +472,8 @@ impl<'a> FunctionChecker<'a> {
             Op::Shfl(_) => &[5],
             Op::Vote(_) | Op::Match { .. } => &[3],
             Op::Activemask => &[1],
+            Op::Ldmatrix { .. } => &[2],
+            Op::Mma { .. } => &[4],
             Op::Atom { red: true, .. } => &[2],
             Op::Atom {
                 op: AtomOp::Cas, ..
@@ -818,7 +820,60 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
             _ => return Err(unsupported()),
         },
         "activemask" if mods[..] == ["b32"] => Op::Activemask,
+        "ldmatrix" => {
+            let rest: Vec<&str> = mods
+                .iter()
+                .copied()
+                .filter(|m| !matches!(*m, "sync" | "aligned" | "shared" | "shared::cta"))
+                .collect();
+            match rest[..] {
+                ["m8n8", n @ ("x1" | "x2" | "x4"), "b16"] => Op::Ldmatrix {
+                    num: n[1..].parse().expect("1, 2 or 4"),
+                    trans: false,
+                },
+                ["m8n8", n @ ("x1" | "x2" | "x4"), "trans", "b16"] => Op::Ldmatrix {
+                    num: n[1..].parse().expect("1, 2 or 4"),
+                    trans: true,
+                },
+                _ => return Err(unsupported()),
+            }
+        }
+        "mma" => match mods[..] {
+            [
+                "sync",
+                "aligned",
+                "m16n8k16",
+                "row",
+                "col",
+                "f32",
+                "f16",
+                "f16",
+                "f32",
+            ] => Op::Mma { bf16: false },
+            [
+                "sync",
+                "aligned",
+                "m16n8k16",
+                "row",
+                "col",
+                "f32",
+                "bf16",
+                "bf16",
+                "f32",
+            ] => Op::Mma { bf16: true },
+            _ => return Err(unsupported()),
+        },
         "atom" | "red" => decode_atom(base == "red", &mods).ok_or_else(unsupported)?,
+        "shf" => match mods[..] {
+            [dir @ ("l" | "r"), mode @ ("wrap" | "clamp"), "b32"] => Op::Int {
+                op: IntOp::Shf {
+                    left: dir == "l",
+                    clamp: mode == "clamp",
+                },
+                ty: PtxType::B32,
+            },
+            _ => return Err(unsupported()),
+        },
         _ => return decode_arith(base, &mods).ok_or_else(unsupported),
     })
 }

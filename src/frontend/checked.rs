@@ -219,8 +219,12 @@ pub enum MulMode {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IntOp {
-    Add { sat: bool },
-    Sub { sat: bool },
+    Add {
+        sat: bool,
+    },
+    Sub {
+        sat: bool,
+    },
     Mul(MulMode),
     Mad(MulMode),
     Div,
@@ -239,6 +243,11 @@ pub enum IntOp {
     Popc,
     Clz,
     Brev,
+    /// Funnel shift `shf.{l,r}.{wrap,clamp}.b32 d, a, b, c` (`b:a` shifted by `c`).
+    Shf {
+        left: bool,
+        clamp: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -356,6 +365,15 @@ pub enum Op {
         ty: PtxType,
     },
     Activemask,
+    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`.
+    Ldmatrix {
+        num: u32,
+        trans: bool,
+    },
+    /// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`.
+    Mma {
+        bf16: bool,
+    },
     /// `atom` (`red` = false) or `red` (no destination).
     Atom {
         space: StateSpace,

@@ -38,6 +38,31 @@ impl Translator<'_, '_> {
                 }
                 return self.write(&a[0], r, wide);
             }
+            IntOp::Shf { left, clamp } => {
+                // The 64-bit value b:a shifted; the amount wraps mod 32 or clamps at 32.
+                let x = self.read(&a[1], PtxType::B32)?;
+                let y = self.read(&a[2], PtxType::B32)?;
+                let n = self.read(&a[3], PtxType::U32)?;
+                let n = if clamp {
+                    let c32 = self.b.ins().iconst(types::I32, 32);
+                    self.b.ins().umin(n, c32)
+                } else {
+                    self.b.ins().band_imm_u(n, 31)
+                };
+                let lo = self.b.ins().uextend(types::I64, x);
+                let hi = self.b.ins().uextend(types::I64, y);
+                let hi = self.b.ins().ishl_imm_u(hi, 32);
+                let both = self.b.ins().bor(hi, lo);
+                let n = self.b.ins().uextend(types::I64, n);
+                let r = if left {
+                    let s = self.b.ins().ishl(both, n);
+                    self.b.ins().ushr_imm_u(s, 32)
+                } else {
+                    self.b.ins().ushr(both, n)
+                };
+                let r = self.b.ins().ireduce(types::I32, r);
+                return self.write(&a[0], r, PtxType::B32);
+            }
             IntOp::Popc | IntOp::Clz => {
                 let x = self.read(&a[1], ty)?;
                 let r = if op == IntOp::Popc {

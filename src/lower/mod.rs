@@ -516,9 +516,13 @@ impl<'a, 'b> Translator<'a, 'b> {
             Op::Float { op, ty, mods } if ty.is_half() => self.half(op, ty, mods, a)?,
             Op::Float { op, ty, mods } => self.float(op, ty, mods, a)?,
             Op::Bar(BarKind::Arrive) => self.bar_arrive(a)?,
-            op @ (Op::Bar(_) | Op::Shfl(_) | Op::Vote(_) | Op::Match { .. } | Op::WarpSync) => {
-                self.sync_point(op, a)?
-            }
+            op @ (Op::Bar(_)
+            | Op::Shfl(_)
+            | Op::Vote(_)
+            | Op::Match { .. }
+            | Op::WarpSync
+            | Op::Ldmatrix { .. }
+            | Op::Mma { .. }) => self.sync_point(op, a)?,
             Op::Fence => {
                 self.b.ins().fence();
             }

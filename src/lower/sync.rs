@@ -23,6 +23,8 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                 Op::Vote(m) => SyncKind::Vote(m),
                 Op::Match { all, .. } => SyncKind::Match { all },
                 Op::WarpSync => SyncKind::WarpSync,
+                Op::Ldmatrix { num, trans } => SyncKind::Ldmatrix { num, trans },
+                Op::Mma { bf16 } => SyncKind::Mma { bf16 },
                 _ => return None,
             };
             Some(SyncPoint {
@@ -104,26 +106,56 @@ impl Translator<'_, '_> {
                 self.store_arg(2, p);
             }
             Op::Shfl(_) => {
-                for (i, arg) in a[1..5].iter().enumerate() {
+                for (i, arg) in a[1..4].iter().enumerate() {
                     let v = self.read(arg, PtxType::B32)?;
                     self.store_arg(i as i32, v);
                 }
+                let m = self.read(&a[4], PtxType::B32)?;
+                self.store_arg(frame::MASK_ARG, m);
             }
             Op::Vote(_) => {
                 let p = self.pred_arg(&a[1])?;
                 self.store_arg(0, p);
                 let m = self.read(&a[2], PtxType::B32)?;
-                self.store_arg(3, m);
+                self.store_arg(frame::MASK_ARG, m);
             }
             Op::Match { ty, .. } => {
                 let v = self.read(&a[1], ty)?;
                 self.store_arg(0, v);
                 let m = self.read(&a[2], PtxType::B32)?;
-                self.store_arg(3, m);
+                self.store_arg(frame::MASK_ARG, m);
             }
             Op::WarpSync => {
                 let m = self.read(&a[0], PtxType::B32)?;
-                self.store_arg(3, m);
+                self.store_arg(frame::MASK_ARG, m);
+            }
+            Op::Ldmatrix { .. } => {
+                let addr = self.address(&a[1], crate::frontend::ast::StateSpace::Shared)?;
+                self.store_arg(0, addr);
+                let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
+                self.store_arg(frame::MASK_ARG, all);
+            }
+            Op::Mma { .. } => {
+                let mut k = 0;
+                for (arg, ty) in [
+                    (&a[1], PtxType::B32),
+                    (&a[2], PtxType::B32),
+                    (&a[3], PtxType::F32),
+                ] {
+                    for e in self.elements(arg).to_vec() {
+                        let v = self.read(&e, ty)?;
+                        let v = self.coerce(v, types::I32, false);
+                        self.store_arg(k, v);
+                        k += 1;
+                    }
+                }
+                if k != 10 {
+                    return Err(
+                        self.err("mma.m16n8k16 takes {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3}")
+                    );
+                }
+                let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
+                self.store_arg(frame::MASK_ARG, all);
             }
             _ => unreachable!("not a sync point: {op:?}"),
         }
@@ -167,6 +199,22 @@ impl Translator<'_, '_> {
                 }
                 d => self.write(d, value32, PtxType::B32)?,
             },
+            Op::Ldmatrix { .. } | Op::Mma { .. } => {
+                let ty = if matches!(op, Op::Mma { .. }) {
+                    PtxType::F32
+                } else {
+                    PtxType::B32
+                };
+                for (i, d) in self.elements(&a[0]).to_vec().iter().enumerate().take(4) {
+                    let frame = self.frame();
+                    let w =
+                        self.b
+                            .ins()
+                            .load(types::I32, flags, frame, frame::RESULT + 8 * i as i32);
+                    let w = self.coerce(w, ty.ir_type(), false);
+                    self.write(d, w, ty)?;
+                }
+            }
             _ => {}
         }
         Ok(())
