@@ -200,8 +200,8 @@ fn bar_arrive_lets_producers_go_on_while_consumers_wait_for_a_count() {
         64,
     )
     .unwrap();
-    for t in 32..64usize {
-        assert_eq!(got[t] as usize, (t - 32) * 3);
+    for (t, v) in got.iter().enumerate().skip(32) {
+        assert_eq!(*v as usize, (t - 32) * 3);
     }
 }
 
