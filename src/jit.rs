@@ -319,7 +319,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         let func: BlockFn = unsafe { std::mem::transmute::<*const u8, BlockFn>(ptr) };
         let coop = lower::sync::is_cooperative(f).then(|| crate::sync::CoopKernel {
             function: fi as u32,
-            frame_bytes: lower::sync::frame_layout(f).1,
+            frame_bytes: lower::sync::frame_layout(f).bytes,
             points: lower::sync::sync_points(f),
         });
         kernels.insert(

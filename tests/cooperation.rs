@@ -372,3 +372,20 @@ fn ldmatrix_and_mma_m16n8k16_multiply_a_tile() {
         }
     }
 }
+
+#[test]
+fn local_memory_is_per_thread_across_barriers() {
+    // Each thread fills its local array, waits at a barrier (the others fill theirs), then
+    // reads its own values back.
+    let got = run(
+        "",
+        ".local .align 8 .b8 depot[32];\n.reg .b64 %SP;\nmov.u64 %SP, depot;\n\
+         st.local.u32 [%SP], %t;\nmul.lo.u32 %r1, %t, 3;\nst.local.u32 [%SP+28], %r1;\nbar.sync 0;\n\
+         ld.local.u32 %r2, [%SP];\nld.local.u32 %r3, [%SP+28];\nadd.u32 %r4, %r2, %r3;\nst.global.u32 [%o], %r4;",
+        128,
+        1,
+        128,
+    )
+    .unwrap();
+    assert_eq!(got, (0..128).map(|t| 4 * t).collect::<Vec<u32>>());
+}

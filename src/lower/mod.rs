@@ -83,6 +83,8 @@ pub mod ctx {
 enum VarLoc {
     Stack(StackSlot),
     Shared(u32),
+    /// Cooperative kernels' `.local` variables: at this offset in the thread's frame.
+    Frame(i32),
 }
 
 pub struct Translator<'a, 'b> {
@@ -118,8 +120,7 @@ struct Coop {
     frames: Value,
     /// The current thread's frame.
     frame: Variable,
-    reg_offsets: Vec<i32>,
-    frame_bytes: usize,
+    layout: sync::FrameLayout,
     /// Sync point number of each synchronizing instruction.
     point_of: HashMap<usize, usize>,
     resume_blocks: Vec<Block>,
@@ -226,13 +227,11 @@ impl<'a, 'b> Translator<'a, 'b> {
             ));
         }
         let coop = cooperative.then(|| {
-            let (reg_offsets, frame_bytes) = sync::frame_layout(func);
             let frame = b.declare_var(types::I64);
             Coop {
                 frames: b.ins().load(types::I64, flags, ctx, ctx::FRAMES),
                 frame,
-                reg_offsets,
-                frame_bytes,
+                layout: sync::frame_layout(func),
                 point_of: points
                     .iter()
                     .enumerate()
@@ -241,6 +240,11 @@ impl<'a, 'b> Translator<'a, 'b> {
                 resume_blocks: points.iter().map(|_| b.create_block()).collect(),
             }
         });
+        if let Some(c) = &coop {
+            for &(i, off) in &c.layout.locals {
+                vars[i] = VarLoc::Frame(off);
+            }
+        }
         let mut t = Translator {
             b,
             module,
@@ -333,7 +337,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// to where it resumes (its start, or after its last sync point).
     fn dispatch(&mut self, start: Block, body_start: Block) {
         let coop = self.coop.as_ref().expect("cooperative");
-        let (frames, frame_var, frame_bytes) = (coop.frames, coop.frame, coop.frame_bytes);
+        let (frames, frame_var, frame_bytes) = (coop.frames, coop.frame, coop.layout.bytes);
         let resume_blocks = coop.resume_blocks.clone();
         let end = self.thread_end.expect("entry");
         self.b.switch_to_block(start);

@@ -251,7 +251,7 @@ impl Translator<'_, '_> {
             Symbol::Global(g) => self.env.global_shared_offsets[g],
             Symbol::Local(v) => match self.vars[v] {
                 VarLoc::Shared(off) => Some(off),
-                VarLoc::Stack(_) => None,
+                VarLoc::Stack(_) | VarLoc::Frame(_) => None,
             },
             _ => None,
         }
@@ -269,6 +269,15 @@ impl Translator<'_, '_> {
             }
             Symbol::Local(v) => match self.vars[v] {
                 VarLoc::Stack(slot) => self.b.ins().stack_addr(types::I64, slot, 0),
+                VarLoc::Frame(off) => {
+                    let frame = self.b.use_var(
+                        self.coop
+                            .as_ref()
+                            .expect("frame locals are cooperative")
+                            .frame,
+                    );
+                    self.b.ins().iadd_imm_s(frame, off as i64)
+                }
                 VarLoc::Shared(_) => unreachable!("handled above"),
             },
             Symbol::Param(i) => match self.thread_end {

@@ -5,6 +5,7 @@
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 use super::{LResult, Translator};
+use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::{Arg, BarKind, BarRed, Function, Op, VoteMode};
 use crate::sync::{SyncKind, SyncPoint, frame};
 use crate::types::PtxType;
@@ -44,10 +45,19 @@ pub fn is_cooperative(f: &Function) -> bool {
             .any(|i| i.op == Op::Bar(BarKind::Arrive))
 }
 
-/// Byte offset of each register's save slot, and the frame size.
-pub fn frame_layout(f: &Function) -> (Vec<i32>, usize) {
+/// Where a cooperative kernel keeps each thread's state in its frame.
+pub struct FrameLayout {
+    /// Save slot of each register.
+    pub regs: Vec<i32>,
+    /// `.local` variables (index in `Function::vars` → offset): each thread needs its own,
+    /// since threads interleave at synchronization points.
+    pub locals: Vec<(usize, i32)>,
+    pub bytes: usize,
+}
+
+pub fn frame_layout(f: &Function) -> FrameLayout {
     let mut off = frame::REGS;
-    let offsets = f
+    let regs = f
         .regs
         .iter()
         .map(|r| {
@@ -56,7 +66,20 @@ pub fn frame_layout(f: &Function) -> (Vec<i32>, usize) {
             o
         })
         .collect();
-    (offsets, off as usize)
+    let mut locals = Vec::new();
+    for (i, v) in f.vars.iter().enumerate() {
+        if v.space == StateSpace::Local {
+            let align = v.align.max(8) as i32;
+            off = (off + align - 1) / align * align;
+            locals.push((i, off));
+            off += v.size as i32;
+        }
+    }
+    FrameLayout {
+        regs,
+        locals,
+        bytes: (off as usize).div_ceil(16) * 16,
+    }
 }
 
 impl Translator<'_, '_> {
@@ -222,7 +245,7 @@ impl Translator<'_, '_> {
 
     fn save_registers(&mut self) {
         let frame = self.frame();
-        let offsets = self.coop.as_ref().expect("cooperative").reg_offsets.clone();
+        let offsets = self.coop.as_ref().expect("cooperative").layout.regs.clone();
         for (r, off) in offsets.iter().enumerate() {
             let v = self.b.use_var(self.regs[r]);
             self.b.ins().store(MemFlagsData::trusted(), v, frame, *off);
@@ -231,7 +254,7 @@ impl Translator<'_, '_> {
 
     fn restore_registers(&mut self) {
         let frame = self.frame();
-        let offsets = self.coop.as_ref().expect("cooperative").reg_offsets.clone();
+        let offsets = self.coop.as_ref().expect("cooperative").layout.regs.clone();
         for (r, off) in offsets.iter().enumerate() {
             let ty = self.func.regs[r].ty.ir_type();
             let v = self.b.ins().load(ty, MemFlagsData::trusted(), frame, *off);
