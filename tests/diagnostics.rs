@@ -164,3 +164,31 @@ fn trap_ends_the_launch_with_the_kernel_the_instruction_and_the_block() {
         .launch(2, 3, &[Arg::buffer(&buf), Arg::u16(1)])
         .unwrap();
 }
+
+#[test]
+fn oversized_variables_and_shared_memory_are_errors_not_aborts() {
+    let msg = compile_err(&format!(
+        "{HEAD}.shared .align 4 .b8 huge[4000000000];\n.visible .entry k()\n{{\nret;\n}}\n"
+    ));
+    assert!(msg.contains("variable 'huge' is too large"), "{msg}");
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k()\n{{\n.local .b8 big[100000000];\nret;\n}}\n"
+    ));
+    assert!(msg.contains("variable 'big' is too large"), "{msg}");
+    let m = Module::from_ptx(&format!("{HEAD}.visible .entry k()\n{{\nret;\n}}\n")).unwrap();
+    let config = ptxjit::LaunchConfig {
+        grid: 1.into(),
+        block: 1.into(),
+        dynamic_shared_bytes: u32::MAX,
+    };
+    let msg = m
+        .kernel("k")
+        .unwrap()
+        .launch_with(&config, &[])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.contains("dynamic shared memory exceeds the limit"),
+        "{msg}"
+    );
+}

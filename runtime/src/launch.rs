@@ -49,6 +49,9 @@ pub struct LaunchConfig {
 
 /// Limits of a compute-capability 8.x/9.x device.
 pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
+/// Shared memory per block (static plus dynamic): far above a GPU's 228 KB, small enough to
+/// allocate per worker.
+pub const MAX_SHARED_BYTES: u64 = 64 << 20;
 const MAX_BLOCK: Dim3 = Dim3::new(1024, 1024, 64);
 const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
 
@@ -69,6 +72,12 @@ impl LaunchConfig {
         }
         if b.x > MAX_BLOCK.x || b.y > MAX_BLOCK.y || b.z > MAX_BLOCK.z {
             return bad(format!("block {b:?} exceeds the limit {MAX_BLOCK:?}"));
+        }
+        if self.dynamic_shared_bytes as u64 > MAX_SHARED_BYTES {
+            return bad(format!(
+                "{} bytes of dynamic shared memory exceeds the limit of {MAX_SHARED_BYTES}",
+                self.dynamic_shared_bytes
+            ));
         }
         if g.x > MAX_GRID.x || g.y > MAX_GRID.y || g.z > MAX_GRID.z {
             return bad(format!("grid {g:?} exceeds the limit {MAX_GRID:?}"));

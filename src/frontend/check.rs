@@ -77,11 +77,21 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
 
 fn var_from_decl(source: &Arc<Source>, d: &ast::VarDecl) -> CResult<Var> {
     let size = d.size();
-    if size > 1 << 32 {
+    // Limits well above any GPU's (228 KB of shared memory per block, 512 KB of local memory
+    // per thread) that keep every allocation reasonable on the host.
+    let limit: u64 = match d.space {
+        StateSpace::Shared => 16 << 20,
+        StateSpace::Local | StateSpace::Param => 1 << 20,
+        _ => 1 << 32,
+    };
+    if size > limit {
         return Err(Diagnostic::new(
             source,
             d.span,
-            format!("variable '{}' is too large ({size} bytes)", d.name),
+            format!(
+                "variable '{}' is too large ({size} bytes; the limit for this state space is {limit})",
+                d.name
+            ),
         ));
     }
     let init = if d.init.is_empty() {
