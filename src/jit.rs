@@ -2,6 +2,7 @@
 //! the storage of module-scope variables, and the layout of shared memory.
 
 use std::collections::HashMap;
+use std::time::{Duration, Instant};
 
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::{AbiParam, Signature, types};
@@ -17,18 +18,28 @@ use crate::frontend::checked;
 use crate::lower::{self, Callees, Env, Translator};
 
 /// How hard Cranelift optimizes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum OptLevel {
     None,
     #[default]
     Speed,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct CompileOptions {
     pub opt_level: OptLevel,
     /// Keep each function's Cranelift IR as text (for `ptxjit clif`).
     pub keep_clif: bool,
+}
+
+/// Time spent in each compile stage.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CompileTimings {
+    pub parse_check: Duration,
+    /// PTX → Cranelift IR.
+    pub lower: Duration,
+    /// Cranelift: optimization, register allocation, emission, linking.
+    pub codegen: Duration,
 }
 
 /// Functions compiled code may call, by symbol name: (name, address, params, returns).
@@ -113,6 +124,8 @@ pub struct CompiledModule {
     pub static_shared_bytes: u32,
     /// Cranelift IR text per function name, when `keep_clif` was set.
     pub clif: Vec<(String, String)>,
+    /// Where compile time went (parse/check is measured by the caller).
+    pub timings: CompileTimings,
     _globals: Vec<DeviceBuffer>,
 }
 
@@ -266,6 +279,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
     }
 
     // Definitions.
+    let mut timings = CompileTimings::default();
     let mut ctx = Context::new();
     let mut fctx = FunctionBuilderContext::new();
     let mut clif = Vec::new();
@@ -287,11 +301,14 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
                 .helpers
                 .insert(*name, jit.declare_func_in_func(*hid, &mut ctx.func));
         }
+        let lower_start = Instant::now();
         {
             let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
             Translator::translate(&mut builder, module, fi, &env, &callees)?;
             builder.finalize(jit.isa().frontend_config());
         }
+        timings.lower += lower_start.elapsed();
+        let codegen_start = Instant::now();
         if opts.keep_clif {
             clif.push((f.name.clone(), ctx.func.display().to_string()));
         }
@@ -304,6 +321,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
             };
             codegen_err(&f.name, detail)
         })?;
+        timings.codegen += codegen_start.elapsed();
     }
     jit.finalize_definitions()
         .map_err(|e| codegen_err("<module>", e.to_string()))?;
@@ -336,6 +354,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         kernels,
         static_shared_bytes: dynamic_shared_offset as u32,
         clif,
+        timings,
         _globals: globals,
     })
 }

@@ -43,12 +43,26 @@ impl Module {
     }
 
     /// Compiles PTX text whose diagnostics use `name` as the file name.
+    /// Compiled modules are cached by their text (and name and options), so compiling the
+    /// same text again is nearly free.
     pub fn from_ptx_named(name: &str, text: &str, opts: &CompileOptions) -> Result<Module> {
+        let key = (name.to_string(), text.to_string(), *opts);
+        if let Some(inner) = cache::get(&key) {
+            return Ok(Module { inner });
+        }
+        let start = std::time::Instant::now();
         let checked = check_ptx(name, text)?;
-        let compiled = jit::compile(&checked, opts)?;
-        Ok(Module {
-            inner: Arc::new(Inner { checked, compiled }),
-        })
+        let parse_check = start.elapsed();
+        let mut compiled = jit::compile(&checked, opts)?;
+        compiled.timings.parse_check = parse_check;
+        let inner = Arc::new(Inner { checked, compiled });
+        cache::put(key, inner.clone());
+        Ok(Module { inner })
+    }
+
+    /// Where the compile time of this module went.
+    pub fn timings(&self) -> jit::CompileTimings {
+        self.inner.compiled.timings
     }
 
     /// The names of the module's `.entry` kernels, in source order.
@@ -78,6 +92,32 @@ impl Module {
     /// Cranelift IR of every function, if compiled with `keep_clif`.
     pub fn clif(&self) -> &[(String, String)] {
         &self.inner.compiled.clif
+    }
+}
+
+mod cache {
+    //! Compiled modules by (name, text, options): a small bounded cache, oldest out first.
+    use std::collections::VecDeque;
+    use std::sync::{Arc, Mutex};
+
+    use super::Inner;
+    use crate::jit::CompileOptions;
+
+    pub type Key = (String, String, CompileOptions);
+    const CAPACITY: usize = 64;
+    static CACHE: Mutex<VecDeque<(Key, Arc<Inner>)>> = Mutex::new(VecDeque::new());
+
+    pub fn get(key: &Key) -> Option<Arc<Inner>> {
+        let cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        cache.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone())
+    }
+
+    pub fn put(key: Key, value: Arc<Inner>) {
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if cache.len() >= CAPACITY {
+            cache.pop_front();
+        }
+        cache.push_back((key, value));
     }
 }
 

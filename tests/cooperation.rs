@@ -389,3 +389,22 @@ fn local_memory_is_per_thread_across_barriers() {
     .unwrap();
     assert_eq!(got, (0..128).map(|t| 4 * t).collect::<Vec<u32>>());
 }
+
+#[test]
+fn a_barrier_after_a_shuffle_does_not_see_the_shuffles_operands() {
+    // The shuffle leaves 1000 in the frame's operand slot that holds a barrier's thread count.
+    let got = run(
+        "",
+        "shfl.sync.idx.b32 %r1, %t, 1000, 31, -1;\nbar.sync 0;\nst.global.u32 [%o], %r1;",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        (0..64u32)
+            .map(|t| (t / 32) * 32 + 1000 % 32)
+            .collect::<Vec<_>>()
+    );
+}

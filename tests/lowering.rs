@@ -395,3 +395,40 @@ fn funnel_shifts_wrap_or_clamp_their_amount() {
         vec![0x2345_6789, 0x6789_ABCD, 0x89AB_CDEF, 0x0123_4567]
     );
 }
+
+#[test]
+fn bit_field_extract_insert_and_byte_permute() {
+    let got = run_body(
+        "",
+        &(String::from(
+            "mov.u32 %r1, 0xF0F0A5C3;\n\
+             bfe.u32 %r2, %r1, 4, 8;\ncvt.u64.u32 %rd1, %r2;\n\
+             bfe.s32 %r3, %r1, 28, 8;\ncvt.u64.u32 %rd2, %r3;\n\
+             bfe.s32 %r4, %r1, 0, 0;\ncvt.u64.u32 %rd3, %r4;\n\
+             bfe.u32 %r5, %r1, 40, 8;\ncvt.u64.u32 %rd4, %r5;\n\
+             bfi.b32 %r6, 0xFF, %r1, 8, 4;\ncvt.u64.u32 %rd5, %r6;\n\
+             bfi.b32 %r7, 0xFF, %r1, 30, 8;\ncvt.u64.u32 %rd6, %r7;\n\
+             mov.u32 %r8, 0x33221100;\nmov.u32 %r9, 0x77665544;\n\
+             prmt.b32 %r10, %r8, %r9, 0x5410;\ncvt.u64.u32 %rd7, %r10;\n\
+             mov.u32 %r11, 0x00008000;\nprmt.b32 %r12, %r11, 0, 0x9999;\ncvt.u64.u32 %rd8, %r12;\n\
+             mov.u64 %rd10, 0x8000000000000000;\nbfe.s64 %rd9, %rd10, 60, 10;\n",
+        ) + &store64(&[
+            "%rd1", "%rd2", "%rd3", "%rd4", "%rd5", "%rd6", "%rd7", "%rd8", "%rd9",
+        ])),
+        9,
+    );
+    assert_eq!(
+        got,
+        vec![
+            0x5C,
+            0xFFFF_FFFF,
+            0,
+            0,
+            0xF0F0_AFC3,
+            0xF0F0_A5C3 | 0xC000_0000,
+            0x5544_1100,
+            0xFFFF_FFFF,
+            (-8i64) as u64
+        ]
+    );
+}

@@ -182,7 +182,18 @@ pub struct Cooperation<'a> {
     pub after_round: &'a AfterRound<'a>,
 }
 
-/// Runs `func` for every block of the grid, blocks as tasks on the rayon work-stealing pool.
+/// How blocks are spread over the workers.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// Blocks are tasks on rayon's work-stealing pool: idle workers take work from busy ones.
+    #[default]
+    WorkStealing,
+    /// Each worker gets an equal contiguous share of the blocks up front (for comparison).
+    Static,
+}
+
+/// Runs `func` for every block of the grid, blocks as tasks on the rayon work-stealing pool
+/// (the current pool: run it inside `ThreadPool::install` to choose the workers).
 /// Returns when every block has finished, or with the first failure seen (blocks not yet
 /// started are then skipped).
 ///
@@ -196,6 +207,31 @@ pub unsafe fn launch(
     params: &[u8],
     static_shared_bytes: u32,
     cooperation: Option<&Cooperation>,
+) -> Result<Result<(), BlockFailure>, RuntimeError> {
+    // SAFETY: the caller's guarantees are passed on.
+    unsafe {
+        launch_scheduled(
+            func,
+            config,
+            params,
+            static_shared_bytes,
+            cooperation,
+            Schedule::WorkStealing,
+        )
+    }
+}
+
+/// [`launch`] with a choice of [`Schedule`].
+///
+/// # Safety
+/// As for [`launch`].
+pub unsafe fn launch_scheduled(
+    func: BlockFn,
+    config: &LaunchConfig,
+    params: &[u8],
+    static_shared_bytes: u32,
+    cooperation: Option<&Cooperation>,
+    schedule: Schedule,
 ) -> Result<Result<(), BlockFailure>, RuntimeError> {
     config.validate()?;
     let shared_bytes = static_shared_bytes as usize + config.dynamic_shared_bytes as usize;
@@ -254,9 +290,21 @@ pub unsafe fn launch(
         }
     };
     let words = shared_bytes.div_ceil(8);
-    Ok((0..blocks)
-        .into_par_iter()
-        .try_for_each_init(|| (vec![0u64; words], vec![0u64; frame_words]), run_block))
+    let scratch = || (vec![0u64; words], vec![0u64; frame_words]);
+    Ok(match schedule {
+        Schedule::WorkStealing => (0..blocks)
+            .into_par_iter()
+            .try_for_each_init(scratch, run_block),
+        Schedule::Static => {
+            let workers = rayon::current_num_threads() as u64;
+            (0..workers)
+                .into_par_iter()
+                .try_for_each_init(scratch, |s, w| {
+                    (blocks * w / workers..blocks * (w + 1) / workers)
+                        .try_for_each(|b| run_block(s, b))
+                })
+        }
+    })
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ mod memory;
 
 pub use launch::{
     BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, LaunchConfig, MAX_THREADS_PER_BLOCK,
-    Status, StatusKind, launch,
+    Schedule, Status, StatusKind, launch, launch_scheduled,
 };
 pub use memory::DeviceBuffer;
 

@@ -449,7 +449,8 @@ impl<'a> FunctionChecker<'a> {
                 | IntOp::Popc
                 | IntOp::Clz
                 | IntOp::Brev => &[2],
-                IntOp::Mad(_) | IntOp::Shf { .. } => &[4],
+                IntOp::Mad(_) | IntOp::Shf { .. } | IntOp::Bfe | IntOp::Prmt => &[4],
+                IntOp::Bfi => &[5],
                 _ => &[3],
             },
             Op::Float { op, .. } => match op {
@@ -874,6 +875,24 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
             _ => return Err(unsupported()),
         },
         "atom" | "red" => decode_atom(base == "red", &mods).ok_or_else(unsupported)?,
+        "prmt" if mods[..] == ["b32"] => Op::Int {
+            op: IntOp::Prmt,
+            ty: PtxType::B32,
+        },
+        "bfe" => match mods[..] {
+            [t @ ("u32" | "s32" | "u64" | "s64")] => Op::Int {
+                op: IntOp::Bfe,
+                ty: ty_of(t).expect("listed"),
+            },
+            _ => return Err(unsupported()),
+        },
+        "bfi" => match mods[..] {
+            [t @ ("b32" | "b64")] => Op::Int {
+                op: IntOp::Bfi,
+                ty: ty_of(t).expect("listed"),
+            },
+            _ => return Err(unsupported()),
+        },
         "shf" => match mods[..] {
             [dir @ ("l" | "r"), mode @ ("wrap" | "clamp"), "b32"] => Op::Int {
                 op: IntOp::Shf {

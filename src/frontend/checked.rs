@@ -248,6 +248,12 @@ pub enum IntOp {
         left: bool,
         clamp: bool,
     },
+    /// `bfe d, a, pos, len`: bit-field extract (sign-filled for signed types).
+    Bfe,
+    /// `bfi d, f, b, pos, len`: insert the low `len` bits of `f` into `b` at `pos`.
+    Bfi,
+    /// `prmt.b32 d, a, b, c` (default mode): pick bytes of `b:a` by the nibbles of `c`.
+    Prmt,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

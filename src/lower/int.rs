@@ -63,6 +63,7 @@ impl Translator<'_, '_> {
                 let r = self.b.ins().ireduce(types::I32, r);
                 return self.write(&a[0], r, PtxType::B32);
             }
+            IntOp::Bfe | IntOp::Bfi | IntOp::Prmt => return self.bit_field(op, ty, a),
             IntOp::Popc | IntOp::Clz => {
                 let x = self.read(&a[1], ty)?;
                 let r = if op == IntOp::Popc {
@@ -233,6 +234,110 @@ impl Translator<'_, '_> {
             x
         };
         self.b.ins().select(by_zero, on_zero, r)
+    }
+
+    /// `bfe`, `bfi`, `prmt`: computed in 128 bits with positions and lengths clamped to the
+    /// width, so no shift goes out of range.
+    fn bit_field(&mut self, op: IntOp, ty: PtxType, a: &[Arg]) -> LResult {
+        let w = ty.bits() as i64;
+        let wide = types::I128;
+        let ones = |t: &mut Self, bits: Value| -> Value {
+            // (1 << bits) - 1 for bits <= 64, in 128 bits.
+            let one = t.b.ins().iconst(types::I64, 1);
+            let one = t.b.ins().uextend(wide, one);
+            let shifted = t.b.ins().ishl(one, bits);
+            t.b.ins().iadd_imm_s(shifted, -1)
+        };
+        let clamp = |t: &mut Self, v: Value| -> Value {
+            let v = t.b.ins().band_imm_u(v, 0xFF);
+            let limit = t.b.ins().iconst(types::I32, w);
+            let v = t.b.ins().umin(v, limit);
+            t.b.ins().uextend(types::I64, v)
+        };
+        let r = match op {
+            IntOp::Bfe => {
+                let x = self.read(&a[1], ty)?;
+                let pos = self.read(&a[2], PtxType::U32)?;
+                let len = self.read(&a[3], PtxType::U32)?;
+                let (pos, len) = (clamp(self, pos), clamp(self, len));
+                let x128 = self.b.ins().uextend(wide, x);
+                let shifted = self.b.ins().ushr(x128, pos);
+                // Bits available above pos: w - pos.
+                let width = self.b.ins().iconst(types::I64, w);
+                let avail = self.b.ins().isub(width, pos);
+                let eff = self.b.ins().umin(len, avail);
+                let mask = ones(self, eff);
+                let keep = self.b.ins().band(shifted, mask);
+                let r = if ty.is_signed() {
+                    // The sign is bit min(pos + len - 1, w - 1); none when len == 0.
+                    let top = self.b.ins().iadd(pos, len);
+                    let top = self.b.ins().iadd_imm_s(top, -1);
+                    let msb = self.b.ins().iconst(types::I64, w - 1);
+                    let idx = self.b.ins().umin(top, msb);
+                    let bit = self.b.ins().ushr(x128, idx);
+                    let bit = self.b.ins().band_imm_u(bit, 1);
+                    let bit = self.b.ins().ireduce(types::I8, bit);
+                    let len_zero = self.b.ins().icmp_imm_u(IntCC::Equal, len, 0);
+                    let no_sign = self.b.ins().bxor_imm_u(len_zero, 1);
+                    let sbit = self.b.ins().band(bit, no_sign);
+                    let fill = self.b.ins().bnot(mask);
+                    let filled = self.b.ins().bor(keep, fill);
+                    self.b.ins().select(sbit, filled, keep)
+                } else {
+                    keep
+                };
+                self.b.ins().ireduce(ty.ir_type(), r)
+            }
+            IntOp::Bfi => {
+                let f = self.read(&a[1], ty)?;
+                let b = self.read(&a[2], ty)?;
+                let pos = self.read(&a[3], PtxType::U32)?;
+                let len = self.read(&a[4], PtxType::U32)?;
+                let (pos, len) = (clamp(self, pos), clamp(self, len));
+                let field = ones(self, len);
+                let mask = self.b.ins().ishl(field, pos);
+                let width_bits = self.b.ins().iconst(types::I64, w);
+                let width_mask = ones(self, width_bits);
+                let mask = self.b.ins().band(mask, width_mask);
+                let f128 = self.b.ins().uextend(wide, f);
+                let b128 = self.b.ins().uextend(wide, b);
+                let moved = self.b.ins().ishl(f128, pos);
+                let moved = self.b.ins().band(moved, mask);
+                let cleared = self.b.ins().band_not(b128, mask);
+                let r = self.b.ins().bor(cleared, moved);
+                self.b.ins().ireduce(ty.ir_type(), r)
+            }
+            _ => {
+                // prmt: byte i of d is byte (c >> 4i) & 7 of b:a, or its sign if bit 3 is set.
+                let x = self.read(&a[1], PtxType::B32)?;
+                let y = self.read(&a[2], PtxType::B32)?;
+                let c = self.read(&a[3], PtxType::B32)?;
+                let lo = self.b.ins().uextend(types::I64, x);
+                let hi = self.b.ins().uextend(types::I64, y);
+                let hi = self.b.ins().ishl_imm_u(hi, 32);
+                let both = self.b.ins().bor(hi, lo);
+                let mut d = self.b.ins().iconst(types::I32, 0);
+                for i in 0..4 {
+                    let sel = self.b.ins().ushr_imm_u(c, 4 * i);
+                    let idx = self.b.ins().band_imm_u(sel, 7);
+                    let shift = self.b.ins().imul_imm_u(idx, 8);
+                    let shift = self.b.ins().uextend(types::I64, shift);
+                    let byte = self.b.ins().ushr(both, shift);
+                    let byte = self.b.ins().band_imm_u(byte, 0xFF);
+                    let byte = self.b.ins().ireduce(types::I32, byte);
+                    let replicate = self.b.ins().band_imm_u(sel, 8);
+                    let sign = self.b.ins().band_imm_u(byte, 0x80);
+                    let neg = self.b.ins().iconst(types::I32, 0xFF);
+                    let zero = self.b.ins().iconst(types::I32, 0);
+                    let signed = self.b.ins().select(sign, neg, zero);
+                    let byte = self.b.ins().select(replicate, signed, byte);
+                    let byte = self.b.ins().ishl_imm_u(byte, 8 * i);
+                    d = self.b.ins().bor(d, byte);
+                }
+                d
+            }
+        };
+        self.write(&a[0], r, if op == IntOp::Prmt { PtxType::B32 } else { ty })
     }
 
     /// Zero- or sign-extends an integer value to `to` (no-op when already that wide).

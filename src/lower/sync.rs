@@ -113,18 +113,22 @@ impl Translator<'_, '_> {
             Op::Bar(BarKind::Sync) => {
                 let id = self.read(&a[0], PtxType::U32)?;
                 self.store_arg(0, id);
-                if let Some(count) = a.get(1) {
-                    let c = self.read(count, PtxType::U32)?;
-                    self.store_arg(1, c);
-                }
+                // Every operand slot is written: the frame still holds the last collective's.
+                let c = match a.get(1) {
+                    Some(count) => self.read(count, PtxType::U32)?,
+                    None => self.b.ins().iconst(types::I32, 0),
+                };
+                self.store_arg(1, c);
             }
             Op::Bar(BarKind::Red(_)) => {
                 let id = self.read(&a[1], PtxType::U32)?;
                 self.store_arg(0, id);
-                if a.len() == 4 {
-                    let c = self.read(&a[2], PtxType::U32)?;
-                    self.store_arg(1, c);
-                }
+                let c = if a.len() == 4 {
+                    self.read(&a[2], PtxType::U32)?
+                } else {
+                    self.b.ins().iconst(types::I32, 0)
+                };
+                self.store_arg(1, c);
                 let p = self.pred_arg(a.last().expect("bar.red has a predicate"))?;
                 self.store_arg(2, p);
             }
