@@ -262,6 +262,17 @@ impl Kernel {
     }
 
     pub fn launch_with(&self, config: &LaunchConfig, args: &[Arg]) -> Result<()> {
+        self.launch_scheduled(config, args, ptxjit_runtime::Schedule::WorkStealing)
+    }
+
+    /// [`launch_with`](Self::launch_with) with a choice of how blocks are spread over the
+    /// workers (the static split is there for comparisons).
+    pub fn launch_scheduled(
+        &self,
+        config: &LaunchConfig,
+        args: &[Arg],
+        schedule: ptxjit_runtime::Schedule,
+    ) -> Result<()> {
         let f = self.decl();
         if args.len() != f.params.len() {
             return Err(self.launch_error(format!(
@@ -308,7 +319,7 @@ impl Kernel {
             after_round: &after_round,
         });
         let outcome = unsafe {
-            ptxjit_runtime::launch(self.func, config, buf, static_shared, cooperation.as_ref())
+            ptxjit_runtime::launch_scheduled(self.func, config, buf, static_shared, cooperation.as_ref(), schedule)
         }
         .map_err(|e| self.launch_error(e.to_string()))?;
         outcome.map_err(|failure| self.failure(failure))

@@ -12,6 +12,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod frontend;
@@ -25,4 +26,4 @@ pub mod types;
 pub use error::{Diagnostic, Error, Result};
 pub use jit::{CompileOptions, OptLevel};
 pub use kernel::{Arg, Kernel, Module, ParamInfo};
-pub use ptxjit_runtime::{DeviceBuffer, Dim3, LaunchConfig};
+pub use ptxjit_runtime::{DeviceBuffer, Dim3, LaunchConfig, Schedule};

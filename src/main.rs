@@ -66,6 +66,12 @@ enum Command {
     },
     /// Parse, check and compile every entry; print diagnostics.
     Check { file: String },
+    /// Measure speed against native code and the machine's limits; one BENCH line each.
+    Bench {
+        /// Smaller sizes: under a minute on 2 cores.
+        #[arg(long)]
+        quick: bool,
+    },
     /// Print the Cranelift IR of the module's functions.
     Clif {
         file: String,
@@ -99,6 +105,7 @@ fn main() -> ExitCode {
             shared_bytes,
         ),
         Command::Check { file } => check(&file),
+        Command::Bench { quick } => bench(quick),
         Command::Clif { file, kernel, opt } => clif(&file, kernel.as_deref(), opt),
     };
     match result {
@@ -294,6 +301,24 @@ fn format_buffer(buf: &DeviceBuffer, elem: Elem) -> String {
             .collect(),
     };
     format!("[{}]", items.join(", "))
+}
+
+fn bench(quick: bool) -> Result<(), String> {
+    if cfg!(debug_assertions) {
+        eprintln!("note: this is an unoptimized build; run `cargo run --release -- bench` for real figures");
+    }
+    let report = ptxjit::bench::run(&ptxjit::bench::Options { quick });
+    let (mut passed, mut failed) = (0, 0);
+    for m in &report {
+        println!("{}", m.line());
+        match m.passed() {
+            Some(true) => passed += 1,
+            Some(false) => failed += 1,
+            None => {}
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+    Ok(())
 }
 
 fn check(file: &str) -> Result<(), String> {

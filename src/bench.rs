@@ -1,0 +1,523 @@
+//! The performance measurements behind `ptxjit bench` and `cargo bench`: each one a value, a
+//! baseline measured in the same run, their ratio and the target for it.
+
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+
+use crate::semantics::half::{self as reference, F16};
+use crate::{Arg, CompileOptions, DeviceBuffer, Dim3, LaunchConfig, Module, OptLevel, Schedule};
+
+/// One line of the report.
+#[derive(Clone, Debug)]
+pub struct Measurement {
+    pub name: String,
+    pub value: f64,
+    pub unit: &'static str,
+    pub baseline: f64,
+    pub baseline_unit: &'static str,
+    /// `value / baseline` (or the inverse for lower-is-better quantities, so that bigger is
+    /// always better); `NaN` when a baseline could not be measured.
+    pub ratio: f64,
+    /// The ratio the measurement should reach; `None` for orientation-only lines.
+    pub target: Option<f64>,
+    pub note: String,
+}
+
+impl Measurement {
+    pub fn passed(&self) -> Option<bool> {
+        self.target.map(|t| self.ratio >= t)
+    }
+
+    /// `BENCH <name> value=<x> <unit> baseline=<y> <unit> ratio=<r> target=<t> PASS|MISS`
+    pub fn line(&self) -> String {
+        let verdict = match self.passed() {
+            Some(true) => "PASS",
+            Some(false) => "MISS",
+            None => "INFO",
+        };
+        let target = self.target.map_or("none".to_string(), |t| format!("{t}"));
+        let note = if self.note.is_empty() { String::new() } else { format!("  # {}", self.note) };
+        format!(
+            "BENCH {} value={} {} baseline={} {} ratio={:.3} target={} {}{}",
+            self.name,
+            fmt(self.value),
+            self.unit,
+            fmt(self.baseline),
+            self.baseline_unit,
+            self.ratio,
+            target,
+            verdict,
+            note
+        )
+    }
+}
+
+fn fmt(x: f64) -> String {
+    if x.is_nan() {
+        "n/a".into()
+    } else if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.4}")
+    }
+}
+
+/// Median wall time of `runs` calls of `f` (after one warm-up call).
+fn median_time(runs: usize, mut f: impl FnMut()) -> Duration {
+    f();
+    let mut times: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[times.len() / 2]
+}
+
+pub struct Options {
+    /// Smaller sizes: the whole run finishes in under a minute on 2 cores.
+    pub quick: bool,
+}
+
+/// Runs every measurement and returns the report lines in order.
+pub fn run(opts: &Options) -> Vec<Measurement> {
+    let mut out = Vec::new();
+    out.extend(streaming(opts));
+    out.extend(compute(opts));
+    out.extend(interpreter());
+    out.extend(compile_time(opts));
+    out.extend(launch_latency(opts));
+    out.extend(scaling(opts));
+    out
+}
+
+// ---- 1. streaming ---------------------------------------------------------------------------
+
+const AXPY: &str = include_str!("../examples/h2_axpy/h2_axpy.ptx");
+
+/// f16x2 axpy (nvcc's `__hfma2`) over two operands vs a parallel memcpy; bytes touched per
+/// second (axpy reads x and y and writes y; memcpy reads and writes one operand).
+fn streaming(opts: &Options) -> Vec<Measurement> {
+    let bytes = if opts.quick { 16 << 20 } else { 64 << 20 };
+    let n = bytes / 4;
+    let module = Module::from_ptx(AXPY).expect("the bundled example compiles");
+    let kernel = module.kernel("h2_axpy").expect("h2_axpy");
+    let x = DeviceBuffer::from_slice(&vec![0x3C00_3800u32; n]).expect("alloc");
+    let y = DeviceBuffer::from_slice(&vec![0x3400_3000u32; n]).expect("alloc");
+    let a = Arg::u32(0x3800_3C00);
+    let threads = 256u32;
+    let blocks = (rayon::current_num_threads() as u32 * 64).min((n as u32).div_ceil(threads));
+    let args = [Arg::u32(n as u32), a, Arg::buffer(&x), Arg::buffer(&y)];
+    let t_axpy = median_time(5, || kernel.launch(blocks, threads, &args).expect("axpy"));
+    let mut src = vec![1u8; bytes];
+    let mut dst = vec![0u8; bytes];
+    src[0] = 2;
+    let t_copy = median_time(5, || {
+        dst.par_chunks_mut(1 << 20).zip(src.par_chunks(1 << 20)).for_each(|(d, s)| d.copy_from_slice(s))
+    });
+    let axpy_gbs = 3.0 * bytes as f64 / t_axpy.as_secs_f64() / 1e9;
+    let copy_gbs = 2.0 * bytes as f64 / t_copy.as_secs_f64() / 1e9;
+    vec![Measurement {
+        name: "stream_f16x2_axpy".into(),
+        value: axpy_gbs,
+        unit: "GB/s",
+        baseline: copy_gbs,
+        baseline_unit: "GB/s(memcpy)",
+        ratio: axpy_gbs / copy_gbs,
+        target: Some(0.6),
+        note: format!("{} MiB per operand, all cores", bytes >> 20),
+    }]
+}
+
+// ---- 2. compute-bound -----------------------------------------------------------------------
+
+/// Each thread: `acc = fma(acc, x, c)` `iters` times; acc starts from the thread index.
+fn chain_ptx(ty: &str) -> String {
+    let (reg, mov) = match ty {
+        "f16" => ("b16", "cvt.u16.u32 %acc, %g;\nand.b16 %acc, %acc, 0x03FF;\nor.b16 %acc, %acc, 0x3800;"),
+        "f16x2" => ("b32", "and.b32 %acc, %g, 0x03FF03FF;\nor.b32 %acc, %acc, 0x38003800;"),
+        _ => ("b32", "and.b32 %acc, %g, 0x007F03FF;\nor.b32 %acc, %acc, 0x3F003800;"),
+    };
+    let op = match ty {
+        "f16" => "fma.rn.ftz.f16",
+        "f16x2" => "fma.rn.f16x2",
+        _ => "fma.rn.bf16x2",
+    };
+    let (ld, st) = if reg == "b16" { ("ld.param.b16", "st.global.b16") } else { ("ld.param.b32", "st.global.b32") };
+    let width = if reg == "b16" { 2 } else { 4 };
+    format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry chain(.param .u64 out, .param .{reg} x, .param .{reg} c, .param .u32 iters)\n{{\n\
+         .reg .{reg} %acc, %x, %c;\n.reg .b32 %i, %n, %g, %t, %nt;\n.reg .pred %p;\n.reg .b64 %rd<3>;\n\
+         {ld} %x, [x];\n{ld} %c, [c];\nld.param.u32 %n, [iters];\n\
+         mov.u32 %g, %ctaid.x;\nmov.u32 %nt, %ntid.x;\nmov.u32 %t, %tid.x;\nmad.lo.u32 %g, %g, %nt, %t;\n\
+         {mov}\nmov.u32 %i, 0;\nLOOP:\n{op} %acc, %acc, %x, %c;\nadd.u32 %i, %i, 1;\nsetp.lt.u32 %p, %i, %n;\n@%p bra LOOP;\n\
+         ld.param.u64 %rd1, [out];\nmul.wide.u32 %rd2, %g, {width};\nadd.s64 %rd1, %rd1, %rd2;\n{st} [%rd1], %acc;\nret;\n}}\n"
+    )
+}
+
+/// The same chain in plain Rust with the reference semantics (what a careful native
+/// implementation of the exact math does), on all cores.
+fn native_chain(ty: &str, threads: usize, iters: u32, x: u32, c: u32) -> Vec<u32> {
+    let lane = |fma: fn(u16, u16, u16) -> u16, a: u32, x: u32, c: u32| -> u32 {
+        let mut lo = a as u16;
+        let mut hi = (a >> 16) as u16;
+        for _ in 0..iters {
+            lo = fma(lo, x as u16, c as u16);
+            hi = fma(hi, (x >> 16) as u16, (c >> 16) as u16);
+        }
+        lo as u32 | (hi as u32) << 16
+    };
+    (0..threads as u32)
+        .into_par_iter()
+        .map(|g| match ty {
+            "f16" => {
+                let ftz = |h: u16| F16.flush(h);
+                let mut acc = ((g as u16) & 0x03FF) | 0x3800;
+                for _ in 0..iters {
+                    acc = ftz(reference::fma_f16(ftz(acc), ftz(x as u16), ftz(c as u16)));
+                }
+                acc as u32
+            }
+            "f16x2" => lane(reference::fma_f16, (g & 0x03FF03FF) | 0x38003800, x, c),
+            _ => lane(reference::fma_bf16, (g & 0x007F03FF) | 0x3F003800, x, c),
+        })
+        .collect()
+}
+
+/// gcc's `_Float16` chain (`-O3 -march=native -fopenmp`): the machine's practical ceiling.
+fn gcc_chain_gflops(threads: usize, iters: u32) -> Option<f64> {
+    let dir = std::env::temp_dir().join(format!("ptxjit-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).ok()?;
+    let src = dir.join("chain.c");
+    std::fs::write(
+        &src,
+        "#include <stdio.h>\n#include <stdlib.h>\n#include <omp.h>\n\
+         int main(int argc, char **argv) {\n int n = atoi(argv[1]), iters = atoi(argv[2]);\n\
+         _Float16 *acc = malloc(n * sizeof(_Float16)); _Float16 x = (_Float16)0.999f, c = (_Float16)0.001f;\n\
+         for (int i = 0; i < n; i++) acc[i] = (_Float16)(0.5f + (i & 1023) / 2048.0f);\n\
+         double best = 1e30;\n for (int r = 0; r < 5; r++) {\n  double t0 = omp_get_wtime();\n\
+         #pragma omp parallel for simd\n  for (int i = 0; i < n; i++) { _Float16 a = acc[i]; for (int k = 0; k < iters; k++) a = a * x + c; acc[i] = a; }\n\
+           double t = omp_get_wtime() - t0; if (t < best) best = t; }\n\
+         double s = 0; for (int i = 0; i < n; i++) s += acc[i];\n\
+         printf(\"%f %f\\n\", 2.0 * n * iters / best / 1e9, s);\n return 0;\n}\n",
+    )
+    .ok()?;
+    let exe = dir.join("chain");
+    let ok = std::process::Command::new("gcc")
+        .args(["-O3", "-march=native", "-fopenmp", "-o"])
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .ok()?
+        .status
+        .success();
+    if !ok {
+        return None;
+    }
+    let out = std::process::Command::new(&exe).arg(threads.to_string()).arg(iters.to_string()).output().ok()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let gflops = text.split_whitespace().next()?.parse().ok();
+    std::fs::remove_dir_all(&dir).ok();
+    gflops
+}
+
+fn compute(opts: &Options) -> Vec<Measurement> {
+    let iters = 256u32;
+    let threads: usize = if opts.quick { 1 << 15 } else { 1 << 18 };
+    let mut out = Vec::new();
+    let gcc = gcc_chain_gflops(threads * 2, iters);
+    for ty in ["f16x2", "bf16x2", "f16"] {
+        let module = Module::from_ptx(&chain_ptx(ty)).expect("chain kernel compiles");
+        let kernel = module.kernel("chain").expect("chain");
+        let (x, c) = match ty {
+            "f16" => (0x3BFF, 0x1418),
+            "f16x2" => (0x3BFF_3BFE, 0x1418_1419),
+            _ => (0x3F7F_3F7E, 0x3A83_3A84),
+        };
+        let width = if ty == "f16" { 2 } else { 4 };
+        let outbuf = DeviceBuffer::zeroed(threads * width).expect("alloc");
+        let scalar = |v: u32| if ty == "f16" { Arg::u16(v as u16) } else { Arg::u32(v) };
+        let args = [Arg::buffer(&outbuf), scalar(x), scalar(c), Arg::u32(iters)];
+        let t_jit = median_time(3, || kernel.launch((threads / 256) as u32, 256, &args).expect("chain"));
+        let mut native = Vec::new();
+        let t_native = median_time(1, || native = native_chain(ty, threads, iters, x, c));
+        let jit: Vec<u32> = if ty == "f16" {
+            outbuf.to_vec::<u16>().into_iter().map(u32::from).collect()
+        } else {
+            outbuf.to_vec::<u32>()
+        };
+        let agree = jit == native;
+        let flops_per_fma = if ty == "f16" { 2.0 } else { 4.0 };
+        let flops = threads as f64 * iters as f64 * flops_per_fma;
+        let (g_jit, g_native) = (flops / t_jit.as_secs_f64() / 1e9, flops / t_native.as_secs_f64() / 1e9);
+        out.push(Measurement {
+            name: format!("fma_chain_{ty}_vs_native_rust"),
+            value: g_jit,
+            unit: "GFLOP/s",
+            baseline: g_native,
+            baseline_unit: "GFLOP/s(rust)",
+            ratio: g_jit / g_native,
+            target: Some(10.0),
+            note: if agree { "bits agree".into() } else { "RESULTS DIFFER from the native reference".into() },
+        });
+        if ty != "bf16x2" {
+            let g = gcc.unwrap_or(f64::NAN);
+            out.push(Measurement {
+                name: format!("fma_chain_{ty}_vs_gcc_float16"),
+                value: g_jit,
+                unit: "GFLOP/s",
+                baseline: g,
+                baseline_unit: "GFLOP/s(gcc)",
+                ratio: g_jit / g,
+                target: None,
+                note: if gcc.is_some() { "orientation: gcc -O3 -march=native -fopenmp".into() } else { "gcc not available".into() },
+            });
+        }
+    }
+    out
+}
+
+// ---- 3. JIT vs interpreter ------------------------------------------------------------------
+
+fn interpreter() -> Vec<Measurement> {
+    vec![Measurement {
+        name: "jit_vs_interpreter".into(),
+        value: f64::NAN,
+        unit: "x",
+        baseline: f64::NAN,
+        baseline_unit: "x",
+        ratio: f64::NAN,
+        target: Some(20.0),
+        note: "no reference interpreter yet".into(),
+    }]
+}
+
+// ---- 4. compile time ------------------------------------------------------------------------
+
+/// A straight-line kernel of about `n` instructions mixing half, float and integer work.
+pub fn generated_kernel(n: usize, salt: usize) -> String {
+    let mut body = String::new();
+    let ops = [
+        "fma.rn.f16x2 %h{a}, %h{b}, %h{c}, %h{a};",
+        "add.s32 %r{a}, %r{b}, %r{c};",
+        "mul.f32 %f{a}, %f{b}, %f{c};",
+        "cvt.rn.f16.f32 %s{a}, %f{b};",
+        "max.f16 %s{b}, %s{a}, %s{c};",
+        "mad.lo.s32 %r{a}, %r{b}, %r{c}, %r{a};",
+        "cvt.f32.f16 %f{c}, %s{b};",
+        "sub.bf16x2 %h{b}, %h{c}, %h{a};",
+    ];
+    for i in 0..n.saturating_sub(12) {
+        let (a, b, c) = (i % 16, (i * 7 + 3) % 16, (i * 11 + 5) % 16);
+        body += &ops[i % ops.len()].replace("{a}", &a.to_string()).replace("{b}", &b.to_string()).replace("{c}", &c.to_string());
+        body.push('\n');
+    }
+    format!(
+        "// generated {n} {salt}\n.version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry gen(.param .u64 out)\n{{\n.reg .b32 %h<16>, %r<16>;\n.reg .f32 %f<16>;\n.reg .b16 %s<16>;\n.reg .b64 %rd<4>;\n\
+         mov.u32 %r0, %tid.x;\nmov.b32 %h0, %r0;\ncvt.rn.f32.u32 %f0, %r0;\ncvt.u16.u32 %s0, %r0;\n\
+         {body}ld.param.u64 %rd1, [out];\nst.global.u32 [%rd1], %h1;\nst.global.u32 [%rd1+4], %r1;\nst.global.f32 [%rd1+8], %f1;\nst.global.b16 [%rd1+12], %s1;\nret;\n}}\n"
+    )
+}
+
+/// `ptxas`, if the PyPI package or a CUDA toolkit provides one.
+fn find_ptxas() -> Option<std::path::PathBuf> {
+    if let Some(p) = std::env::var_os("PTXAS") {
+        return Some(p.into());
+    }
+    let mut candidates: Vec<std::path::PathBuf> =
+        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).map(|d| d.join("ptxas")).collect()).unwrap_or_default();
+    for venv in ["/tmp/nvenv", "/usr/local/cuda"] {
+        candidates.push(format!("{venv}/lib/python3.11/site-packages/nvidia/cu13/bin/ptxas").into());
+        candidates.push(format!("{venv}/bin/ptxas").into());
+    }
+    candidates.into_iter().find(|p| p.is_file())
+}
+
+fn compile_time(opts: &Options) -> Vec<Measurement> {
+    let sizes: &[usize] = if opts.quick { &[100, 1000] } else { &[100, 1000, 10_000] };
+    let ptxas = find_ptxas();
+    let mut out = Vec::new();
+    for (i, &n) in sizes.iter().enumerate() {
+        let text = generated_kernel(n, i);
+        let mut per_inst = [0f64; 2];
+        let mut shares = String::new();
+        for (k, level) in [OptLevel::None, OptLevel::Speed].into_iter().enumerate() {
+            // A fresh name each time: the module cache must not answer.
+            let mut best = f64::INFINITY;
+            for r in 0..3 {
+                let name = format!("gen{n}-{k}-{r}-{}", Instant::now().elapsed().as_nanos());
+                let t = Instant::now();
+                let m = Module::from_ptx_named(&name, &text, &CompileOptions { opt_level: level, keep_clif: false })
+                    .expect("generated kernel compiles");
+                let secs = t.elapsed().as_secs_f64();
+                if secs < best {
+                    best = secs;
+                    let tm = m.timings();
+                    let total = (tm.parse_check + tm.lower + tm.codegen).as_secs_f64();
+                    shares = format!(
+                        "parse+check {:.0}%, lowering {:.0}%, cranelift {:.0}%",
+                        100.0 * tm.parse_check.as_secs_f64() / total,
+                        100.0 * tm.lower.as_secs_f64() / total,
+                        100.0 * tm.codegen.as_secs_f64() / total
+                    );
+                }
+            }
+            per_inst[k] = best * 1e6 / n as f64;
+        }
+        out.push(Measurement {
+            name: format!("compile_{n}_insts_speed"),
+            value: per_inst[1],
+            unit: "us/inst",
+            baseline: 20.0,
+            baseline_unit: "us/inst(target)",
+            ratio: 20.0 / per_inst[1],
+            target: Some(1.0),
+            note: format!("opt none: {:.2} us/inst; at speed: {shares}", per_inst[0]),
+        });
+        if let Some(ptxas) = &ptxas {
+            let file = std::env::temp_dir().join(format!("ptxjit-gen-{}-{n}.ptx", std::process::id()));
+            std::fs::write(&file, &text).expect("temp file");
+            let t = median_time(1, || {
+                std::process::Command::new(ptxas).args(["-arch=sm_90", "-o", "/dev/null"]).arg(&file).output().expect("ptxas runs");
+            });
+            std::fs::remove_file(&file).ok();
+            let ours = per_inst[1] * n as f64 / 1e6;
+            out.push(Measurement {
+                name: format!("compile_{n}_insts_vs_ptxas"),
+                value: ours * 1e3,
+                unit: "ms",
+                baseline: t.as_secs_f64() * 1e3,
+                baseline_unit: "ms(ptxas)",
+                ratio: t.as_secs_f64() / ours,
+                target: Some(10.0),
+                note: String::new(),
+            });
+        }
+    }
+    // The cache: compiling the same text again.
+    let text = generated_kernel(1000, 99);
+    Module::from_ptx(&text).expect("compiles");
+    let t = median_time(5, || {
+        Module::from_ptx(&text).expect("cached");
+    });
+    out.push(Measurement {
+        name: "compile_cached_1000_insts".into(),
+        value: t.as_secs_f64() * 1e6,
+        unit: "us",
+        baseline: 1000.0,
+        baseline_unit: "us(target)",
+        ratio: 1000.0 / (t.as_secs_f64() * 1e6),
+        target: Some(1.0),
+        note: "second Module::from_ptx of the same text".into(),
+    });
+    out
+}
+
+// ---- 5. launch latency ----------------------------------------------------------------------
+
+fn launch_latency(opts: &Options) -> Vec<Measurement> {
+    let module = Module::from_ptx(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry empty()\n{\nret;\n}\n")
+        .expect("empty kernel");
+    let kernel = module.kernel("empty").expect("empty");
+    let launches = if opts.quick { 2_000 } else { 10_000 };
+    let mut times: Vec<f64> = (0..launches)
+        .map(|_| {
+            let t = Instant::now();
+            kernel.launch(1, 32, &[]).expect("launch");
+            t.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    vec![Measurement {
+        name: "launch_latency_empty_1x32".into(),
+        value: median,
+        unit: "us",
+        baseline: 5.0,
+        baseline_unit: "us(target)",
+        ratio: 5.0 / median,
+        target: Some(1.0),
+        note: format!("median of {launches}"),
+    }]
+}
+
+// ---- 6. scaling -----------------------------------------------------------------------------
+
+/// Block i loops (i mod 17) * 64 times over some f32 math.
+const UNEVEN: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+    .visible .entry uneven(.param .u64 out)\n{\n.reg .b32 %r<8>;\n.reg .f32 %f<4>;\n.reg .pred %p;\n.reg .b64 %rd<4>;\n\
+    mov.u32 %r1, %ctaid.x;\nrem.u32 %r2, %r1, 17;\nshl.b32 %r2, %r2, 6;\nmov.u32 %r3, 0;\nmov.u32 %r4, %tid.x;\ncvt.rn.f32.u32 %f1, %r4;\n\
+    setp.eq.u32 %p, %r2, 0;\n@%p bra DONE;\nLOOP:\nfma.rn.f32 %f1, %f1, 0f3F7FF000, 0f3A83126F;\nadd.u32 %r3, %r3, 1;\nsetp.lt.u32 %p, %r3, %r2;\n@%p bra LOOP;\n\
+    DONE:\nld.param.u64 %rd1, [out];\nmov.u32 %r5, %ntid.x;\nmad.lo.u32 %r6, %r1, %r5, %r4;\nmul.wide.u32 %rd2, %r6, 4;\nadd.s64 %rd3, %rd1, %rd2;\nst.global.f32 [%rd3], %f1;\nret;\n}\n";
+
+fn scaling(opts: &Options) -> Vec<Measurement> {
+    let module = Module::from_ptx(UNEVEN).expect("uneven kernel");
+    let kernel = module.kernel("uneven").expect("uneven");
+    let blocks: u32 = if opts.quick { 512 } else { 2048 };
+    let out = DeviceBuffer::zeroed(blocks as usize * 64 * 4).expect("alloc");
+    let config = LaunchConfig { grid: Dim3::new(blocks, 1, 1), block: Dim3::new(64, 1, 1), dynamic_shared_bytes: 0 };
+    let args = [Arg::buffer(&out)];
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let time_in = |threads: usize, schedule: Schedule| -> f64 {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+        pool.install(|| median_time(3, || kernel.launch_scheduled(&config, &args, schedule).expect("launch"))).as_secs_f64()
+    };
+    let t1 = time_in(1, Schedule::WorkStealing);
+    let tp = time_in(workers, Schedule::WorkStealing);
+    let ts = time_in(workers, Schedule::Static);
+    let efficiency = t1 / (workers as f64 * tp);
+    vec![
+        Measurement {
+            name: "scaling_efficiency_uneven_blocks".into(),
+            value: efficiency,
+            unit: "",
+            baseline: 0.9,
+            baseline_unit: "(target)",
+            ratio: efficiency,
+            target: Some(0.9),
+            note: format!("{workers} workers: 1 worker {:.1} ms, all {:.1} ms", t1 * 1e3, tp * 1e3),
+        },
+        Measurement {
+            name: "scaling_work_stealing_vs_static_split".into(),
+            value: tp * 1e3,
+            unit: "ms",
+            baseline: ts * 1e3,
+            baseline_unit: "ms(static)",
+            ratio: ts / tp,
+            target: Some(1.0),
+            note: String::new(),
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_kernels_compile_and_have_the_asked_size() {
+        let text = generated_kernel(100, 0);
+        let m = Module::from_ptx(&text).unwrap();
+        assert_eq!(m.kernel_names(), vec!["gen".to_string()]);
+        assert!(text.lines().filter(|l| l.ends_with(';')).count() >= 95);
+    }
+
+    #[test]
+    fn jit_chain_agrees_with_the_native_reference() {
+        for (ty, x, c) in [("f16x2", 0x3BFF_3BFEu32, 0x1418_1419u32), ("bf16x2", 0x3F7F_3F7E, 0x3A83_3A84), ("f16", 0x3BFF, 0x1418)] {
+            let module = Module::from_ptx(&chain_ptx(ty)).unwrap();
+            let width = if ty == "f16" { 2 } else { 4 };
+            let out = DeviceBuffer::zeroed(512 * width).unwrap();
+            let scalar = |v: u32| if ty == "f16" { Arg::u16(v as u16) } else { Arg::u32(v) };
+            module.kernel("chain").unwrap().launch(2, 256, &[Arg::buffer(&out), scalar(x), scalar(c), Arg::u32(40)]).unwrap();
+            let jit: Vec<u32> =
+                if ty == "f16" { out.to_vec::<u16>().into_iter().map(u32::from).collect() } else { out.to_vec::<u32>() };
+            assert_eq!(jit, native_chain(ty, 512, 40, x, c), "{ty}");
+        }
+    }
+}
