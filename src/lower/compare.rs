@@ -66,32 +66,19 @@ impl Translator<'_, '_> {
             .ok_or_else(|| self.err(format!("comparison {cmp:?} is not defined on {ty}")))?;
         let (mut x, mut y) = (x, y);
         if ty.is_half() {
+            // `.ftz` on the bits (as the reference does), then exact f32 values.
             let (fmt, _) = format_of(ty);
-            x = softfloat::half_to_f64(self.b, fmt, x);
-            y = softfloat::half_to_f64(self.b, fmt, y);
-        }
-        if ftz {
-            if ty.is_half() {
-                x = self.flush_half_value(ty, x);
-                y = self.flush_half_value(ty, y);
-            } else {
-                x = softfloat::flush_subnormal(self.b, x);
-                y = softfloat::flush_subnormal(self.b, y);
+            if ftz {
+                x = softfloat::half_flush(self.b, fmt, x);
+                y = softfloat::half_flush(self.b, fmt, y);
             }
+            x = softfloat::half_to_f32(self.b, fmt, x);
+            y = softfloat::half_to_f32(self.b, fmt, y);
+        } else if ftz {
+            x = softfloat::flush_subnormal(self.b, x);
+            y = softfloat::flush_subnormal(self.b, y);
         }
         Ok(self.b.ins().fcmp(cc, x, y))
-    }
-
-    /// `.ftz` on a half value already decoded to f64: magnitudes below the format's smallest
-    /// normal become zero of the same sign.
-    fn flush_half_value(&mut self, ty: PtxType, v: Value) -> Value {
-        let (fmt, _) = format_of(ty);
-        let min_normal = self.b.ins().f64const(2f64.powi(fmt.emin()));
-        let mag = self.b.ins().fabs(v);
-        let tiny = self.b.ins().fcmp(FloatCC::LessThan, mag, min_normal);
-        let zero = self.b.ins().f64const(0.0);
-        let signed_zero = self.b.ins().fcopysign(zero, v);
-        self.b.ins().select(tiny, signed_zero, v)
     }
 
     /// The comparison of each lane (one for scalars, two for x2 types), combined with the

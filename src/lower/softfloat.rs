@@ -127,6 +127,100 @@ pub fn f64_to_half(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value, mode: Rou
     b.ins().ireduce(types::I16, bits)
 }
 
+// ---- fast paths for round-to-nearest-even (the arithmetic instructions) ---------------------
+
+/// Exact f32 value of half bits `h` (`i16`), for arithmetic and comparisons (a NaN stays a
+/// NaN; its payload does not matter there).
+pub fn half_to_f32(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
+    let x = b.ins().uextend(types::I32, h);
+    if fmt.exp_bits == 8 {
+        // bf16 is the top half of an f32.
+        let bits = b.ins().ishl_imm_u(x, 16);
+        return b.ins().bitcast(types::F32, MemFlagsData::new(), bits);
+    }
+    // f16: place exponent and fraction in f32 fields, scale by 2^112 (exact, subnormals too);
+    // inf/NaN get the all-ones exponent.
+    let sign = b.ins().band_imm_u(x, 0x8000);
+    let sign = b.ins().ishl_imm_u(sign, 16);
+    let mag = b.ins().band_imm_u(x, 0x7FFF);
+    let placed = b.ins().ishl_imm_u(mag, 13);
+    let placed_f = b.ins().bitcast(types::F32, MemFlagsData::new(), placed);
+    let scale = b.ins().f32const(2f32.powi(112));
+    let finite = b.ins().fmul(placed_f, scale);
+    let finite = b.ins().bitcast(types::I32, MemFlagsData::new(), finite);
+    let special = b.ins().bor_imm_u(placed, 0x7F80_0000);
+    let is_special = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mag, 0x7C00);
+    let bits = b.ins().select(is_special, special, finite);
+    let bits = b.ins().bor(bits, sign);
+    b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
+}
+
+/// Rounds an f32 to half bits to nearest even (NaN → canonical): the classic bit tricks,
+/// correct for every input.
+pub fn f32_to_half_rne(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value) -> Value {
+    let bits = b.ins().bitcast(types::I32, MemFlagsData::new(), x);
+    let is_nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let nan = b.ins().iconst(types::I32, CANONICAL_NAN as i64);
+    if fmt.exp_bits == 8 {
+        // bf16: add half an ulp minus one plus the result's low bit, then truncate.
+        let odd = b.ins().ushr_imm_u(bits, 16);
+        let odd = b.ins().band_imm_u(odd, 1);
+        let r = b.ins().iadd_imm_s(bits, 0x7FFF);
+        let r = b.ins().iadd(r, odd);
+        let r = b.ins().ushr_imm_u(r, 16);
+        let r = b.ins().select(is_nan, nan, r);
+        return b.ins().ireduce(types::I16, r);
+    }
+    let sign = b.ins().band_imm_u(bits, 0x8000_0000u32 as i64);
+    let sign = b.ins().ushr_imm_u(sign, 16);
+    let a = b.ins().band_imm_u(bits, 0x7FFF_FFFF);
+    // Subnormal results: an f32 add aligns the value so the FPU rounds at the f16 quantum.
+    let magic_bits = ((127 - 15) + (23 - 10) + 1) << 23;
+    let af = b.ins().bitcast(types::F32, MemFlagsData::new(), a);
+    let magic = b.ins().f32const(f32::from_bits(magic_bits as u32));
+    let sum = b.ins().fadd(af, magic);
+    let sum = b.ins().bitcast(types::I32, MemFlagsData::new(), sum);
+    let subnormal = b.ins().iadd_imm_s(sum, -(magic_bits as i64));
+    // Normal results: rebias, add half an ulp minus one plus the low bit, truncate.
+    let odd = b.ins().ushr_imm_u(a, 13);
+    let odd = b.ins().band_imm_u(odd, 1);
+    let normal = b.ins().iadd_imm_s(a, (((15 - 127) << 23) + 0xFFF) as i64);
+    let normal = b.ins().iadd(normal, odd);
+    let normal = b.ins().ushr_imm_u(normal, 13);
+    let tiny = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, a, 113 << 23);
+    let r = b.ins().select(tiny, subnormal, normal);
+    // 2^16 and above (inf included) overflow; below that the normal path reaches 0x7C00 itself.
+    let huge = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, a, (127 + 16) << 23);
+    let inf = b.ins().iconst(types::I32, 0x7C00);
+    let r = b.ins().select(huge, inf, r);
+    let r = b.ins().bor(r, sign);
+    let r = b.ins().select(is_nan, nan, r);
+    b.ins().ireduce(types::I16, r)
+}
+
+/// f64 → f32 rounded to odd: the last bit is set when inexact, so a later rounding to a
+/// format of at most 22 bits is correct (no double-rounding error).
+pub fn f64_to_f32_odd(b: &mut FunctionBuilder, x: Value) -> Value {
+    let r = b.ins().fdemote(types::F32, x);
+    let back = b.ins().fpromote(types::F64, r);
+    let inexact = b.ins().fcmp(FloatCC::OrderedNotEqual, back, x);
+    let abs_back = b.ins().fabs(back);
+    let abs_x = b.ins().fabs(x);
+    let away = b.ins().fcmp(FloatCC::GreaterThan, abs_back, abs_x);
+    let bits = b.ins().bitcast(types::I32, MemFlagsData::new(), r);
+    let down = b.ins().iadd_imm_s(bits, -1);
+    let bits = b.ins().select(away, down, bits);
+    let odd = b.ins().bor_imm_u(bits, 1);
+    let bits = b.ins().select(inexact, odd, bits);
+    b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
+}
+
+/// Rounds the f64 `x` to half bits, nearest even: round to odd in f32, then the f32 fast path.
+pub fn f64_to_half_rne(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value) -> Value {
+    let odd = f64_to_f32_odd(b, x);
+    f32_to_half_rne(b, fmt, odd)
+}
+
 /// Rounds `a*b + c` (f64 values with at most 26-bit significands, so `a*b` is exact) to odd:
 /// the result's last bit is set when inexact. Rounding that to a format of ≤ 51 bits then
 /// gives the correctly rounded fma (no double-rounding error).
