@@ -37,7 +37,11 @@ impl Measurement {
             None => "INFO",
         };
         let target = self.target.map_or("none".to_string(), |t| format!("{t}"));
-        let note = if self.note.is_empty() { String::new() } else { format!("  # {}", self.note) };
+        let note = if self.note.is_empty() {
+            String::new()
+        } else {
+            format!("  # {}", self.note)
+        };
         format!(
             "BENCH {} value={} {} baseline={} {} ratio={:.3} target={} {}{}",
             self.name,
@@ -82,6 +86,21 @@ pub struct Options {
     pub quick: bool,
 }
 
+/// Runs everything and prints one `BENCH` line per measurement, then `N passed, N failed`
+/// (orientation-only lines count as neither).
+pub fn print_report(opts: &Options) {
+    let (mut passed, mut failed) = (0, 0);
+    for m in run(opts) {
+        println!("{}", m.line());
+        match m.passed() {
+            Some(true) => passed += 1,
+            Some(false) => failed += 1,
+            None => {}
+        }
+    }
+    println!("{passed} passed, {failed} failed");
+}
+
 /// Runs every measurement and returns the report lines in order.
 pub fn run(opts: &Options) -> Vec<Measurement> {
     let mut out = Vec::new();
@@ -116,7 +135,9 @@ fn streaming(opts: &Options) -> Vec<Measurement> {
     let mut dst = vec![0u8; bytes];
     src[0] = 2;
     let t_copy = median_time(5, || {
-        dst.par_chunks_mut(1 << 20).zip(src.par_chunks(1 << 20)).for_each(|(d, s)| d.copy_from_slice(s))
+        dst.par_chunks_mut(1 << 20)
+            .zip(src.par_chunks(1 << 20))
+            .for_each(|(d, s)| d.copy_from_slice(s))
     });
     let axpy_gbs = 3.0 * bytes as f64 / t_axpy.as_secs_f64() / 1e9;
     let copy_gbs = 2.0 * bytes as f64 / t_copy.as_secs_f64() / 1e9;
@@ -137,16 +158,29 @@ fn streaming(opts: &Options) -> Vec<Measurement> {
 /// Each thread: `acc = fma(acc, x, c)` `iters` times; acc starts from the thread index.
 fn chain_ptx(ty: &str) -> String {
     let (reg, mov) = match ty {
-        "f16" => ("b16", "cvt.u16.u32 %acc, %g;\nand.b16 %acc, %acc, 0x03FF;\nor.b16 %acc, %acc, 0x3800;"),
-        "f16x2" => ("b32", "and.b32 %acc, %g, 0x03FF03FF;\nor.b32 %acc, %acc, 0x38003800;"),
-        _ => ("b32", "and.b32 %acc, %g, 0x007F03FF;\nor.b32 %acc, %acc, 0x3F003800;"),
+        "f16" => (
+            "b16",
+            "cvt.u16.u32 %acc, %g;\nand.b16 %acc, %acc, 0x03FF;\nor.b16 %acc, %acc, 0x3800;",
+        ),
+        "f16x2" => (
+            "b32",
+            "and.b32 %acc, %g, 0x03FF03FF;\nor.b32 %acc, %acc, 0x38003800;",
+        ),
+        _ => (
+            "b32",
+            "and.b32 %acc, %g, 0x007F03FF;\nor.b32 %acc, %acc, 0x3F003800;",
+        ),
     };
     let op = match ty {
         "f16" => "fma.rn.ftz.f16",
         "f16x2" => "fma.rn.f16x2",
         _ => "fma.rn.bf16x2",
     };
-    let (ld, st) = if reg == "b16" { ("ld.param.b16", "st.global.b16") } else { ("ld.param.b32", "st.global.b32") };
+    let (ld, st) = if reg == "b16" {
+        ("ld.param.b16", "st.global.b16")
+    } else {
+        ("ld.param.b32", "st.global.b32")
+    };
     let width = if reg == "b16" { 2 } else { 4 };
     format!(
         ".version 8.0\n.target sm_90\n.address_size 64\n\
@@ -218,7 +252,11 @@ fn gcc_chain_gflops(threads: usize, iters: u32) -> Option<f64> {
     if !ok {
         return None;
     }
-    let out = std::process::Command::new(&exe).arg(threads.to_string()).arg(iters.to_string()).output().ok()?;
+    let out = std::process::Command::new(&exe)
+        .arg(threads.to_string())
+        .arg(iters.to_string())
+        .output()
+        .ok()?;
     let text = String::from_utf8_lossy(&out.stdout);
     let gflops = text.split_whitespace().next()?.parse().ok();
     std::fs::remove_dir_all(&dir).ok();
@@ -240,9 +278,19 @@ fn compute(opts: &Options) -> Vec<Measurement> {
         };
         let width = if ty == "f16" { 2 } else { 4 };
         let outbuf = DeviceBuffer::zeroed(threads * width).expect("alloc");
-        let scalar = |v: u32| if ty == "f16" { Arg::u16(v as u16) } else { Arg::u32(v) };
+        let scalar = |v: u32| {
+            if ty == "f16" {
+                Arg::u16(v as u16)
+            } else {
+                Arg::u32(v)
+            }
+        };
         let args = [Arg::buffer(&outbuf), scalar(x), scalar(c), Arg::u32(iters)];
-        let t_jit = median_time(3, || kernel.launch((threads / 256) as u32, 256, &args).expect("chain"));
+        let t_jit = median_time(3, || {
+            kernel
+                .launch((threads / 256) as u32, 256, &args)
+                .expect("chain")
+        });
         let mut native = Vec::new();
         let t_native = median_time(1, || native = native_chain(ty, threads, iters, x, c));
         let jit: Vec<u32> = if ty == "f16" {
@@ -253,7 +301,10 @@ fn compute(opts: &Options) -> Vec<Measurement> {
         let agree = jit == native;
         let flops_per_fma = if ty == "f16" { 2.0 } else { 4.0 };
         let flops = threads as f64 * iters as f64 * flops_per_fma;
-        let (g_jit, g_native) = (flops / t_jit.as_secs_f64() / 1e9, flops / t_native.as_secs_f64() / 1e9);
+        let (g_jit, g_native) = (
+            flops / t_jit.as_secs_f64() / 1e9,
+            flops / t_native.as_secs_f64() / 1e9,
+        );
         out.push(Measurement {
             name: format!("fma_chain_{ty}_vs_native_rust"),
             value: g_jit,
@@ -262,7 +313,11 @@ fn compute(opts: &Options) -> Vec<Measurement> {
             baseline_unit: "GFLOP/s(rust)",
             ratio: g_jit / g_native,
             target: Some(10.0),
-            note: if agree { "bits agree".into() } else { "RESULTS DIFFER from the native reference".into() },
+            note: if agree {
+                "bits agree".into()
+            } else {
+                "RESULTS DIFFER from the native reference".into()
+            },
         });
         if ty != "bf16x2" {
             let g = gcc.unwrap_or(f64::NAN);
@@ -274,7 +329,11 @@ fn compute(opts: &Options) -> Vec<Measurement> {
                 baseline_unit: "GFLOP/s(gcc)",
                 ratio: g_jit / g,
                 target: None,
-                note: if gcc.is_some() { "orientation: gcc -O3 -march=native -fopenmp".into() } else { "gcc not available".into() },
+                note: if gcc.is_some() {
+                    "orientation: gcc -O3 -march=native -fopenmp".into()
+                } else {
+                    "gcc not available".into()
+                },
             });
         }
     }
@@ -313,7 +372,10 @@ pub fn generated_kernel(n: usize, salt: usize) -> String {
     ];
     for i in 0..n.saturating_sub(12) {
         let (a, b, c) = (i % 16, (i * 7 + 3) % 16, (i * 11 + 5) % 16);
-        body += &ops[i % ops.len()].replace("{a}", &a.to_string()).replace("{b}", &b.to_string()).replace("{c}", &c.to_string());
+        body += &ops[i % ops.len()]
+            .replace("{a}", &a.to_string())
+            .replace("{b}", &b.to_string())
+            .replace("{c}", &c.to_string());
         body.push('\n');
     }
     format!(
@@ -329,17 +391,23 @@ fn find_ptxas() -> Option<std::path::PathBuf> {
     if let Some(p) = std::env::var_os("PTXAS") {
         return Some(p.into());
     }
-    let mut candidates: Vec<std::path::PathBuf> =
-        std::env::var_os("PATH").map(|p| std::env::split_paths(&p).map(|d| d.join("ptxas")).collect()).unwrap_or_default();
+    let mut candidates: Vec<std::path::PathBuf> = std::env::var_os("PATH")
+        .map(|p| std::env::split_paths(&p).map(|d| d.join("ptxas")).collect())
+        .unwrap_or_default();
     for venv in ["/tmp/nvenv", "/usr/local/cuda"] {
-        candidates.push(format!("{venv}/lib/python3.11/site-packages/nvidia/cu13/bin/ptxas").into());
+        candidates
+            .push(format!("{venv}/lib/python3.11/site-packages/nvidia/cu13/bin/ptxas").into());
         candidates.push(format!("{venv}/bin/ptxas").into());
     }
     candidates.into_iter().find(|p| p.is_file())
 }
 
 fn compile_time(opts: &Options) -> Vec<Measurement> {
-    let sizes: &[usize] = if opts.quick { &[100, 1000] } else { &[100, 1000, 10_000] };
+    let sizes: &[usize] = if opts.quick {
+        &[100, 1000]
+    } else {
+        &[100, 1000, 10_000]
+    };
     let ptxas = find_ptxas();
     let mut out = Vec::new();
     for (i, &n) in sizes.iter().enumerate() {
@@ -352,8 +420,15 @@ fn compile_time(opts: &Options) -> Vec<Measurement> {
             for r in 0..3 {
                 let name = format!("gen{n}-{k}-{r}-{}", Instant::now().elapsed().as_nanos());
                 let t = Instant::now();
-                let m = Module::from_ptx_named(&name, &text, &CompileOptions { opt_level: level, keep_clif: false })
-                    .expect("generated kernel compiles");
+                let m = Module::from_ptx_named(
+                    &name,
+                    &text,
+                    &CompileOptions {
+                        opt_level: level,
+                        keep_clif: false,
+                    },
+                )
+                .expect("generated kernel compiles");
                 let secs = t.elapsed().as_secs_f64();
                 if secs < best {
                     best = secs;
@@ -380,10 +455,15 @@ fn compile_time(opts: &Options) -> Vec<Measurement> {
             note: format!("opt none: {:.2} us/inst; at speed: {shares}", per_inst[0]),
         });
         if let Some(ptxas) = &ptxas {
-            let file = std::env::temp_dir().join(format!("ptxjit-gen-{}-{n}.ptx", std::process::id()));
+            let file =
+                std::env::temp_dir().join(format!("ptxjit-gen-{}-{n}.ptx", std::process::id()));
             std::fs::write(&file, &text).expect("temp file");
             let t = median_time(1, || {
-                std::process::Command::new(ptxas).args(["-arch=sm_90", "-o", "/dev/null"]).arg(&file).output().expect("ptxas runs");
+                std::process::Command::new(ptxas)
+                    .args(["-arch=sm_90", "-o", "/dev/null"])
+                    .arg(&file)
+                    .output()
+                    .expect("ptxas runs");
             });
             std::fs::remove_file(&file).ok();
             let ours = per_inst[1] * n as f64 / 1e6;
@@ -421,8 +501,10 @@ fn compile_time(opts: &Options) -> Vec<Measurement> {
 // ---- 5. launch latency ----------------------------------------------------------------------
 
 fn launch_latency(opts: &Options) -> Vec<Measurement> {
-    let module = Module::from_ptx(".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry empty()\n{\nret;\n}\n")
-        .expect("empty kernel");
+    let module = Module::from_ptx(
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry empty()\n{\nret;\n}\n",
+    )
+    .expect("empty kernel");
     let kernel = module.kernel("empty").expect("empty");
     let launches = if opts.quick { 2_000 } else { 10_000 };
     let mut times: Vec<f64> = (0..launches)
@@ -460,12 +542,26 @@ fn scaling(opts: &Options) -> Vec<Measurement> {
     let kernel = module.kernel("uneven").expect("uneven");
     let blocks: u32 = if opts.quick { 512 } else { 2048 };
     let out = DeviceBuffer::zeroed(blocks as usize * 64 * 4).expect("alloc");
-    let config = LaunchConfig { grid: Dim3::new(blocks, 1, 1), block: Dim3::new(64, 1, 1), dynamic_shared_bytes: 0 };
+    let config = LaunchConfig {
+        grid: Dim3::new(blocks, 1, 1),
+        block: Dim3::new(64, 1, 1),
+        dynamic_shared_bytes: 0,
+    };
     let args = [Arg::buffer(&out)];
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let time_in = |threads: usize, schedule: Schedule| -> f64 {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
-        pool.install(|| median_time(3, || kernel.launch_scheduled(&config, &args, schedule).expect("launch"))).as_secs_f64()
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
+        pool.install(|| {
+            median_time(3, || {
+                kernel
+                    .launch_scheduled(&config, &args, schedule)
+                    .expect("launch")
+            })
+        })
+        .as_secs_f64()
     };
     let t1 = time_in(1, Schedule::WorkStealing);
     let tp = time_in(workers, Schedule::WorkStealing);
@@ -480,7 +576,11 @@ fn scaling(opts: &Options) -> Vec<Measurement> {
             baseline_unit: "(target)",
             ratio: efficiency,
             target: Some(0.9),
-            note: format!("{workers} workers: 1 worker {:.1} ms, all {:.1} ms", t1 * 1e3, tp * 1e3),
+            note: format!(
+                "{workers} workers: 1 worker {:.1} ms, all {:.1} ms",
+                t1 * 1e3,
+                tp * 1e3
+            ),
         },
         Measurement {
             name: "scaling_work_stealing_vs_static_split".into(),
@@ -509,14 +609,35 @@ mod tests {
 
     #[test]
     fn jit_chain_agrees_with_the_native_reference() {
-        for (ty, x, c) in [("f16x2", 0x3BFF_3BFEu32, 0x1418_1419u32), ("bf16x2", 0x3F7F_3F7E, 0x3A83_3A84), ("f16", 0x3BFF, 0x1418)] {
+        for (ty, x, c) in [
+            ("f16x2", 0x3BFF_3BFEu32, 0x1418_1419u32),
+            ("bf16x2", 0x3F7F_3F7E, 0x3A83_3A84),
+            ("f16", 0x3BFF, 0x1418),
+        ] {
             let module = Module::from_ptx(&chain_ptx(ty)).unwrap();
             let width = if ty == "f16" { 2 } else { 4 };
             let out = DeviceBuffer::zeroed(512 * width).unwrap();
-            let scalar = |v: u32| if ty == "f16" { Arg::u16(v as u16) } else { Arg::u32(v) };
-            module.kernel("chain").unwrap().launch(2, 256, &[Arg::buffer(&out), scalar(x), scalar(c), Arg::u32(40)]).unwrap();
-            let jit: Vec<u32> =
-                if ty == "f16" { out.to_vec::<u16>().into_iter().map(u32::from).collect() } else { out.to_vec::<u32>() };
+            let scalar = |v: u32| {
+                if ty == "f16" {
+                    Arg::u16(v as u16)
+                } else {
+                    Arg::u32(v)
+                }
+            };
+            module
+                .kernel("chain")
+                .unwrap()
+                .launch(
+                    2,
+                    256,
+                    &[Arg::buffer(&out), scalar(x), scalar(c), Arg::u32(40)],
+                )
+                .unwrap();
+            let jit: Vec<u32> = if ty == "f16" {
+                out.to_vec::<u16>().into_iter().map(u32::from).collect()
+            } else {
+                out.to_vec::<u32>()
+            };
             assert_eq!(jit, native_chain(ty, 512, 40, x, c), "{ty}");
         }
     }

@@ -319,7 +319,14 @@ impl Kernel {
             after_round: &after_round,
         });
         let outcome = unsafe {
-            ptxjit_runtime::launch_scheduled(self.func, config, buf, static_shared, cooperation.as_ref(), schedule)
+            ptxjit_runtime::launch_scheduled(
+                self.func,
+                config,
+                buf,
+                static_shared,
+                cooperation.as_ref(),
+                schedule,
+            )
         }
         .map_err(|e| self.launch_error(e.to_string()))?;
         outcome.map_err(|failure| self.failure(failure))

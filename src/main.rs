@@ -305,19 +305,11 @@ fn format_buffer(buf: &DeviceBuffer, elem: Elem) -> String {
 
 fn bench(quick: bool) -> Result<(), String> {
     if cfg!(debug_assertions) {
-        eprintln!("note: this is an unoptimized build; run `cargo run --release -- bench` for real figures");
+        eprintln!(
+            "note: this is an unoptimized build; run `cargo run --release -- bench` for real figures"
+        );
     }
-    let report = ptxjit::bench::run(&ptxjit::bench::Options { quick });
-    let (mut passed, mut failed) = (0, 0);
-    for m in &report {
-        println!("{}", m.line());
-        match m.passed() {
-            Some(true) => passed += 1,
-            Some(false) => failed += 1,
-            None => {}
-        }
-    }
-    println!("{passed} passed, {failed} failed");
+    ptxjit::bench::print_report(&ptxjit::bench::Options { quick });
     Ok(())
 }
 

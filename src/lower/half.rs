@@ -98,10 +98,21 @@ impl Translator<'_, '_> {
                 .reduce(|p, q| self.b.ins().bor(p, q))
                 .expect("fma has operands")
         });
-        let x: Vec<Value> =
-            x.iter().map(|&h| if mods.ftz { softfloat::half_flush(self.b, fmt, h) } else { h }).collect();
+        let x: Vec<Value> = x
+            .iter()
+            .map(|&h| {
+                if mods.ftz {
+                    softfloat::half_flush(self.b, fmt, h)
+                } else {
+                    h
+                }
+            })
+            .collect();
         let mut r = if op == FloatOp::Fma {
-            let f: Vec<Value> = x.iter().map(|&h| softfloat::half_to_f64(self.b, fmt, h)).collect();
+            let f: Vec<Value> = x
+                .iter()
+                .map(|&h| softfloat::half_to_f64(self.b, fmt, h))
+                .collect();
             // f16: a*b + c in f64 is exact for finite results; bf16 needs round-to-odd.
             let exact = if fmt == F16 {
                 self.b.ins().fma(f[0], f[1], f[2])
@@ -112,7 +123,10 @@ impl Translator<'_, '_> {
         } else {
             // add/sub/mul in f32: exact products; sums rounded once more, harmlessly
             // (24 >= 2*11 + 2 bits), then rounded to the half format.
-            let f: Vec<Value> = x.iter().map(|&h| softfloat::half_to_f32(self.b, fmt, h)).collect();
+            let f: Vec<Value> = x
+                .iter()
+                .map(|&h| softfloat::half_to_f32(self.b, fmt, h))
+                .collect();
             let v = match op {
                 FloatOp::Add => self.b.ins().fadd(f[0], f[1]),
                 FloatOp::Sub => self.b.ins().fsub(f[0], f[1]),
@@ -177,7 +191,10 @@ impl Translator<'_, '_> {
         }
         let an = softfloat::half_is_nan(self.b, fmt, a);
         let bn = softfloat::half_is_nan(self.b, fmt, b);
-        let (fa, fb) = (softfloat::half_to_f32(self.b, fmt, a), softfloat::half_to_f32(self.b, fmt, b));
+        let (fa, fb) = (
+            softfloat::half_to_f32(self.b, fmt, a),
+            softfloat::half_to_f32(self.b, fmt, b),
+        );
         let cc = if is_max {
             FloatCC::GreaterThan
         } else {

@@ -149,7 +149,9 @@ pub fn half_to_f32(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value 
     let finite = b.ins().fmul(placed_f, scale);
     let finite = b.ins().bitcast(types::I32, MemFlagsData::new(), finite);
     let special = b.ins().bor_imm_u(placed, 0x7F80_0000);
-    let is_special = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mag, 0x7C00);
+    let is_special = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mag, 0x7C00);
     let bits = b.ins().select(is_special, special, finite);
     let bits = b.ins().bor(bits, sign);
     b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
@@ -190,7 +192,9 @@ pub fn f32_to_half_rne(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value) -> Va
     let tiny = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, a, 113 << 23);
     let r = b.ins().select(tiny, subnormal, normal);
     // 2^16 and above (inf included) overflow; below that the normal path reaches 0x7C00 itself.
-    let huge = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, a, (127 + 16) << 23);
+    let huge = b
+        .ins()
+        .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, a, (127 + 16) << 23);
     let inf = b.ins().iconst(types::I32, 0x7C00);
     let r = b.ins().select(huge, inf, r);
     let r = b.ins().bor(r, sign);
