@@ -146,43 +146,9 @@ fn align_up(x: u64, a: u32) -> u64 {
     x.div_ceil(a.max(1) as u64) * a.max(1) as u64
 }
 
-pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<CompiledModule> {
-    let codegen_err = |function: &str, message: String| Error::Codegen {
-        function: function.into(),
-        message,
-    };
-    let mut flags = settings::builder();
-    let level = match opts.opt_level {
-        OptLevel::None => "none",
-        OptLevel::Speed => "speed",
-    };
-    flags
-        .set("opt_level", level)
-        .map_err(|e| codegen_err("<module>", e.to_string()))?;
-    flags
-        .set(
-            "enable_verifier",
-            if cfg!(debug_assertions) {
-                "true"
-            } else {
-                "false"
-            },
-        )
-        .map_err(|e| codegen_err("<module>", e.to_string()))?;
-    let isa_builder =
-        cranelift_native::builder().map_err(|e| codegen_err("<module>", e.to_string()))?;
-    let isa = isa_builder
-        .finish(settings::Flags::new(flags))
-        .map_err(|e| codegen_err("<module>", e.to_string()))?;
-    let call_conv = isa.default_call_conv();
-    let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
-    let helper_list = helpers();
-    for (name, addr, _, _) in &helper_list {
-        jb.symbol(*name, *addr);
-    }
-    let mut jit = JITModule::new(jb);
-
-    // Storage and shared-memory layout of variables.
+/// Where every variable lives: storage for `.global`/`.const` variables (returned, to be
+/// kept alive with the code) and offsets in shared memory. The JIT and the interpreter share it.
+pub fn place_variables(module: &checked::Module) -> Result<(Env, Vec<DeviceBuffer>)> {
     let mut globals = Vec::new();
     let mut global_addresses = Vec::new();
     let mut global_shared_offsets = Vec::new();
@@ -235,10 +201,10 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
     }
     let dynamic_shared_offset = align_up(shared_end, 16);
     if dynamic_shared_offset > u32::MAX as u64 / 2 {
-        return Err(codegen_err(
-            "<module>",
-            format!("{dynamic_shared_offset} bytes of shared memory is too much"),
-        ));
+        return Err(Error::Codegen {
+            function: "<module>".into(),
+            message: format!("{dynamic_shared_offset} bytes of shared memory is too much"),
+        });
     }
     for i in extern_shared {
         global_shared_offsets[i] = Some(dynamic_shared_offset as u32);
@@ -249,6 +215,46 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         local_shared_offsets,
         dynamic_shared_offset: dynamic_shared_offset as u32,
     };
+    Ok((env, globals))
+}
+
+pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<CompiledModule> {
+    let codegen_err = |function: &str, message: String| Error::Codegen {
+        function: function.into(),
+        message,
+    };
+    let mut flags = settings::builder();
+    let level = match opts.opt_level {
+        OptLevel::None => "none",
+        OptLevel::Speed => "speed",
+    };
+    flags
+        .set("opt_level", level)
+        .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    flags
+        .set(
+            "enable_verifier",
+            if cfg!(debug_assertions) {
+                "true"
+            } else {
+                "false"
+            },
+        )
+        .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    let isa_builder =
+        cranelift_native::builder().map_err(|e| codegen_err("<module>", e.to_string()))?;
+    let isa = isa_builder
+        .finish(settings::Flags::new(flags))
+        .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    let call_conv = isa.default_call_conv();
+    let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+    let helper_list = helpers();
+    for (name, addr, _, _) in &helper_list {
+        jb.symbol(*name, *addr);
+    }
+    let mut jit = JITModule::new(jb);
+
+    let (env, globals) = place_variables(module)?;
 
     // Declarations.
     let mut ids: HashMap<usize, ClifFuncId> = HashMap::new();
@@ -352,7 +358,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
     Ok(CompiledModule {
         jit: Some(jit),
         kernels,
-        static_shared_bytes: dynamic_shared_offset as u32,
+        static_shared_bytes: env.dynamic_shared_offset,
         clif,
         timings,
         _globals: globals,

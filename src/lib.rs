@@ -16,6 +16,7 @@ pub mod bench;
 pub mod cli;
 pub mod error;
 pub mod frontend;
+pub mod interp;
 pub mod jit;
 mod kernel;
 pub mod lower;

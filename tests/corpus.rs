@@ -3,28 +3,16 @@
 //! `launch.json` says; kernels that use instructions ptxjit does not support yet must be
 //! listed in `NOT_YET_SUPPORTED` with their first such instruction.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use ptxjit::{Arg, DeviceBuffer, Dim3, LaunchConfig, Module};
+mod common;
+
+use common::case::{elem_size, kernel_dirs, load_case};
+use ptxjit::Module;
 use serde_json::Value;
 
 /// (kernel folder, first unsupported opcode). Kept equal to the README's table.
 const NOT_YET_SUPPORTED: &[(&str, &str)] = &[];
-
-fn kernel_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    for top in ["tests/corpus", "tests/compilers"] {
-        let top = Path::new(env!("CARGO_MANIFEST_DIR")).join(top);
-        for e in std::fs::read_dir(&top).unwrap_or_else(|e| panic!("{}: {e}", top.display())) {
-            let p = e.unwrap().path();
-            if p.join("launch.json").exists() {
-                dirs.push(p);
-            }
-        }
-    }
-    dirs.sort();
-    dirs
-}
 
 /// Decodes element `i` of a little-endian buffer of `dtype` to f64 (exactly).
 fn element(bytes: &[u8], dtype: &str, i: usize) -> f64 {
@@ -40,15 +28,6 @@ fn element(bytes: &[u8], dtype: &str, i: usize) -> f64 {
         "u16" => u16::from_le_bytes(take(2).try_into().unwrap()) as f64,
         "u8" => bytes[i] as f64,
         other => panic!("unknown dtype {other}"),
-    }
-}
-
-fn elem_size(dtype: &str) -> usize {
-    match dtype {
-        "u8" | "i8" => 1,
-        "f16" | "bf16" | "i16" | "u16" => 2,
-        "f64" | "i64" | "u64" => 8,
-        _ => 4,
     }
 }
 
@@ -117,67 +96,19 @@ fn check_output(dir: &Path, p: &Value, got: &[u8]) -> Result<(), String> {
 
 /// Runs one corpus kernel: Err(message) if compiling fails, Ok(mismatches) otherwise.
 fn run_kernel(dir: &Path) -> Result<Vec<String>, String> {
-    let spec: Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("launch.json")).unwrap()).unwrap();
-    let module =
-        Module::from_file(dir.join(spec["ptx"].as_str().unwrap())).map_err(|e| e.to_string())?;
-    let kernel = module
-        .kernel(spec["entry"].as_str().unwrap())
-        .map_err(|e| e.to_string())?;
-    let mut buffers = Vec::new();
-    let mut args = Vec::new();
-    for p in spec["params"].as_array().unwrap() {
-        let buffer = match p["kind"].as_str().unwrap() {
-            "scalar" => {
-                let hex = p["bytes_hex"].as_str().unwrap();
-                let bytes: Vec<u8> = (0..hex.len())
-                    .step_by(2)
-                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                    .collect();
-                args.push(Arg::bytes(&bytes));
-                None
-            }
-            "null_ptr" => {
-                args.push(Arg::u64(0));
-                None
-            }
-            "input" | "inout" => Some(
-                DeviceBuffer::from_slice(
-                    &std::fs::read(dir.join(p["file"].as_str().unwrap())).unwrap(),
-                )
-                .unwrap(),
-            ),
-            "output" => {
-                let n =
-                    p["count"].as_u64().unwrap() as usize * elem_size(p["dtype"].as_str().unwrap());
-                Some(DeviceBuffer::zeroed(n).unwrap())
-            }
-            k => panic!("unknown param kind {k}"),
-        };
-        if let Some(b) = &buffer {
-            args.push(Arg::buffer(b));
-        }
-        buffers.push(buffer);
-    }
-    let dim = |v: &Value| {
-        let a: Vec<u32> = v
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|x| x.as_u64().unwrap() as u32)
-            .collect();
-        Dim3::new(a[0], a[1], a[2])
-    };
-    let config = LaunchConfig {
-        grid: dim(&spec["grid"]),
-        block: dim(&spec["block"]),
-        dynamic_shared_bytes: spec["dynamic_shared_bytes"].as_u64().unwrap_or(0) as u32,
-    };
+    let case = load_case(dir);
+    let module = Module::from_file(&case.ptx).map_err(|e| e.to_string())?;
+    let kernel = module.kernel(&case.entry).map_err(|e| e.to_string())?;
     kernel
-        .launch_with(&config, &args)
+        .launch_with(&case.config, &case.args)
         .map_err(|e| format!("launch failed: {e}"))?;
     let mut mismatches = Vec::new();
-    for (p, b) in spec["params"].as_array().unwrap().iter().zip(&buffers) {
+    for (p, b) in case.spec["params"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(&case.buffers)
+    {
         if p.get("expected").is_some()
             && let Err(m) = check_output(dir, p, &b.as_ref().unwrap().to_bytes())
         {

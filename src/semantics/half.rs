@@ -65,6 +65,27 @@ impl HalfFormat {
         sign * significand * 2f64.powi(e - self.mant_bits as i32)
     }
 
+    /// The f32 bits of the exact value (`cvt.f32.f16`): a NaN stays a NaN, made quiet, with
+    /// its sign and payload kept.
+    pub fn to_f32_bits(self, bits: u16) -> u32 {
+        if self.is_nan(bits) {
+            let sign = (bits as u32 & 0x8000) << 16;
+            let frac = bits as u32 & ((1 << self.mant_bits) - 1);
+            return sign | 0x7FC0_0000 | frac << (23 - self.mant_bits);
+        }
+        (self.to_f64(bits) as f32).to_bits()
+    }
+
+    /// The f64 bits of the exact value, NaNs as in [`to_f32_bits`](Self::to_f32_bits).
+    pub fn to_f64_bits(self, bits: u16) -> u64 {
+        if self.is_nan(bits) {
+            let sign = (bits as u64 & 0x8000) << 48;
+            let frac = bits as u64 & ((1 << self.mant_bits) - 1);
+            return sign | 0x7FF8_0000_0000_0000 | frac << (52 - self.mant_bits);
+        }
+        self.to_f64(bits).to_bits()
+    }
+
     /// Rounds `x` to this format with `mode`. NaN gives [`CANONICAL_NAN`]; overflow gives
     /// infinity or the largest finite value as the mode says.
     pub fn round(self, x: f64, mode: Rounding) -> u16 {

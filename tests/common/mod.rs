@@ -1,6 +1,8 @@
 //! Test helpers: run one PTX instruction elementwise over arrays of inputs.
 #![allow(dead_code)]
 
+pub mod case;
+
 use ptxjit::{Arg, DeviceBuffer, Module};
 
 /// A width of raw element bits, as a PTX register type.
