@@ -106,7 +106,7 @@ pub fn run(opts: &Options) -> Vec<Measurement> {
     let mut out = Vec::new();
     out.extend(streaming(opts));
     out.extend(compute(opts));
-    out.extend(interpreter());
+    out.extend(interpreter(opts));
     out.extend(compile_time(opts));
     out.extend(launch_latency(opts));
     out.extend(scaling(opts));
@@ -342,17 +342,50 @@ fn compute(opts: &Options) -> Vec<Measurement> {
 
 // ---- 3. JIT vs interpreter ------------------------------------------------------------------
 
-fn interpreter() -> Vec<Measurement> {
-    vec![Measurement {
-        name: "jit_vs_interpreter".into(),
-        value: f64::NAN,
-        unit: "x",
-        baseline: f64::NAN,
-        baseline_unit: "x",
-        ratio: f64::NAN,
+/// The same kernels in the JIT and in the reference interpreter: the f16x2 fma chain and the
+/// axpy, each as threads per second.
+fn interpreter(opts: &Options) -> Vec<Measurement> {
+    let mut out = Vec::new();
+    let threads: u32 = if opts.quick { 2048 } else { 8192 };
+    let config = LaunchConfig { grid: Dim3::new(threads / 256, 1, 1), block: Dim3::new(256, 1, 1), dynamic_shared_bytes: 0 };
+    // fma chain
+    let text = chain_ptx("f16x2");
+    let jit = Module::from_ptx(&text).expect("chain");
+    let interp = crate::interp::Interpreter::from_ptx("chain.ptx", &text).expect("chain");
+    let buf = DeviceBuffer::zeroed(threads as usize * 4).expect("alloc");
+    let args = [Arg::buffer(&buf), Arg::u32(0x3BFF_3BFE), Arg::u32(0x1418_1419), Arg::u32(64)];
+    let t_jit = median_time(3, || jit.kernel("chain").expect("k").launch_with(&config, &args).expect("jit"));
+    let t_int = median_time(1, || interp.launch("chain", &config, &args).expect("interpreter"));
+    out.push(Measurement {
+        name: "jit_vs_interpreter_fma_chain".into(),
+        value: threads as f64 / t_jit.as_secs_f64() / 1e6,
+        unit: "Mthreads/s",
+        baseline: threads as f64 / t_int.as_secs_f64() / 1e6,
+        baseline_unit: "Mthreads/s(interp)",
+        ratio: t_int.as_secs_f64() / t_jit.as_secs_f64(),
         target: Some(20.0),
-        note: "no reference interpreter yet".into(),
-    }]
+        note: "64 fma.rn.f16x2 per thread".into(),
+    });
+    // axpy
+    let n = threads as usize * 16;
+    let jit = Module::from_ptx(AXPY).expect("axpy");
+    let interp = crate::interp::Interpreter::from_ptx("axpy.ptx", AXPY).expect("axpy");
+    let x = DeviceBuffer::from_slice(&vec![0x3C00_3800u32; n]).expect("alloc");
+    let y = DeviceBuffer::from_slice(&vec![0x3400_3000u32; n]).expect("alloc");
+    let args = [Arg::u32(n as u32), Arg::u32(0x3800_3C00), Arg::buffer(&x), Arg::buffer(&y)];
+    let t_jit = median_time(3, || jit.kernel("h2_axpy").expect("k").launch_with(&config, &args).expect("jit"));
+    let t_int = median_time(1, || interp.launch("h2_axpy", &config, &args).expect("interpreter"));
+    out.push(Measurement {
+        name: "jit_vs_interpreter_axpy".into(),
+        value: n as f64 / t_jit.as_secs_f64() / 1e6,
+        unit: "Melem/s",
+        baseline: n as f64 / t_int.as_secs_f64() / 1e6,
+        baseline_unit: "Melem/s(interp)",
+        ratio: t_int.as_secs_f64() / t_jit.as_secs_f64(),
+        target: Some(20.0),
+        note: "interpreter on one core, JIT on all".into(),
+    });
+    out
 }
 
 // ---- 4. compile time ------------------------------------------------------------------------
