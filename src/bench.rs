@@ -347,15 +347,31 @@ fn compute(opts: &Options) -> Vec<Measurement> {
 fn interpreter(opts: &Options) -> Vec<Measurement> {
     let mut out = Vec::new();
     let threads: u32 = if opts.quick { 2048 } else { 8192 };
-    let config = LaunchConfig { grid: Dim3::new(threads / 256, 1, 1), block: Dim3::new(256, 1, 1), dynamic_shared_bytes: 0 };
+    let config = LaunchConfig {
+        grid: Dim3::new(threads / 256, 1, 1),
+        block: Dim3::new(256, 1, 1),
+        dynamic_shared_bytes: 0,
+    };
     // fma chain
     let text = chain_ptx("f16x2");
     let jit = Module::from_ptx(&text).expect("chain");
     let interp = crate::interp::Interpreter::from_ptx("chain.ptx", &text).expect("chain");
     let buf = DeviceBuffer::zeroed(threads as usize * 4).expect("alloc");
-    let args = [Arg::buffer(&buf), Arg::u32(0x3BFF_3BFE), Arg::u32(0x1418_1419), Arg::u32(64)];
-    let t_jit = median_time(3, || jit.kernel("chain").expect("k").launch_with(&config, &args).expect("jit"));
-    let t_int = median_time(1, || interp.launch("chain", &config, &args).expect("interpreter"));
+    let args = [
+        Arg::buffer(&buf),
+        Arg::u32(0x3BFF_3BFE),
+        Arg::u32(0x1418_1419),
+        Arg::u32(64),
+    ];
+    let t_jit = median_time(3, || {
+        jit.kernel("chain")
+            .expect("k")
+            .launch_with(&config, &args)
+            .expect("jit")
+    });
+    let t_int = median_time(1, || {
+        interp.launch("chain", &config, &args).expect("interpreter")
+    });
     out.push(Measurement {
         name: "jit_vs_interpreter_fma_chain".into(),
         value: threads as f64 / t_jit.as_secs_f64() / 1e6,
@@ -372,9 +388,23 @@ fn interpreter(opts: &Options) -> Vec<Measurement> {
     let interp = crate::interp::Interpreter::from_ptx("axpy.ptx", AXPY).expect("axpy");
     let x = DeviceBuffer::from_slice(&vec![0x3C00_3800u32; n]).expect("alloc");
     let y = DeviceBuffer::from_slice(&vec![0x3400_3000u32; n]).expect("alloc");
-    let args = [Arg::u32(n as u32), Arg::u32(0x3800_3C00), Arg::buffer(&x), Arg::buffer(&y)];
-    let t_jit = median_time(3, || jit.kernel("h2_axpy").expect("k").launch_with(&config, &args).expect("jit"));
-    let t_int = median_time(1, || interp.launch("h2_axpy", &config, &args).expect("interpreter"));
+    let args = [
+        Arg::u32(n as u32),
+        Arg::u32(0x3800_3C00),
+        Arg::buffer(&x),
+        Arg::buffer(&y),
+    ];
+    let t_jit = median_time(3, || {
+        jit.kernel("h2_axpy")
+            .expect("k")
+            .launch_with(&config, &args)
+            .expect("jit")
+    });
+    let t_int = median_time(1, || {
+        interp
+            .launch("h2_axpy", &config, &args)
+            .expect("interpreter")
+    });
     out.push(Measurement {
         name: "jit_vs_interpreter_axpy".into(),
         value: n as f64 / t_jit.as_secs_f64() / 1e6,

@@ -716,58 +716,46 @@ impl Interpreter {
         mods: FloatMods,
         a: &[Arg],
     ) -> std::result::Result<(), String> {
-        let n = match op {
-            FloatOp::Fma => 3,
-            FloatOp::Add
-            | FloatOp::Sub
-            | FloatOp::Mul
-            | FloatOp::Div
-            | FloatOp::Min
-            | FloatOp::Max => 2,
-            _ => 1,
-        };
+        let n = op.sources();
         let mut x = [0f64; 3];
         for (i, arg) in a[1..=n].iter().enumerate() {
             let v = self.read(blk, t, arg, ty)?;
             x[i] = self.floats(ty, v, v, mods.ftz).0;
         }
         let f32op = ty == PtxType::F32;
-        // f32 arithmetic rounds in f32: compute on f32 values for f32.
+        // f32 arithmetic rounds in f32: the same operations on f32 values.
+        macro_rules! compute {
+            ($y:expr, $min_max:path) => {{
+                let y = $y;
+                match op {
+                    FloatOp::Add => y[0] + y[1],
+                    FloatOp::Sub => y[0] - y[1],
+                    FloatOp::Mul => y[0] * y[1],
+                    FloatOp::Fma => y[0].mul_add(y[1], y[2]),
+                    FloatOp::Div => y[0] / y[1],
+                    FloatOp::Sqrt => y[0].sqrt(),
+                    FloatOp::Rcp => 1.0 / y[0],
+                    FloatOp::Rsqrt => 1.0 / y[0].sqrt(),
+                    FloatOp::Neg => -y[0],
+                    FloatOp::Abs => y[0].abs(),
+                    FloatOp::Min | FloatOp::Max => $min_max(op == FloatOp::Max, y[0], y[1]),
+                    FloatOp::Ex2 => y[0].exp2(),
+                    FloatOp::Lg2 => y[0].log2(),
+                    FloatOp::Sin => y[0].sin(),
+                    FloatOp::Cos => y[0].cos(),
+                    FloatOp::Tanh => y[0].tanh(),
+                }
+            }};
+        }
         let r: f64 = if f32op {
-            let y: Vec<f32> = x.iter().map(|v| *v as f32).collect();
-            (match op {
-                FloatOp::Add => y[0] + y[1],
-                FloatOp::Sub => y[0] - y[1],
-                FloatOp::Mul => y[0] * y[1],
-                FloatOp::Fma => y[0].mul_add(y[1], y[2]),
-                FloatOp::Div => y[0] / y[1],
-                FloatOp::Sqrt => y[0].sqrt(),
-                FloatOp::Rcp => 1.0 / y[0],
-                FloatOp::Rsqrt => 1.0 / y[0].sqrt(),
-                FloatOp::Neg => -y[0],
-                FloatOp::Abs => y[0].abs(),
-                FloatOp::Min | FloatOp::Max => fl::min_max_f32(op == FloatOp::Max, y[0], y[1]),
-                FloatOp::Ex2 => y[0].exp2(),
-                FloatOp::Lg2 => y[0].log2(),
-                FloatOp::Sin => y[0].sin(),
-                FloatOp::Cos => y[0].cos(),
-                FloatOp::Tanh => y[0].tanh(),
-            }) as f64
+            compute!(x.map(|v| v as f32), fl::min_max_f32) as f64
+        } else if matches!(
+            op,
+            FloatOp::Ex2 | FloatOp::Lg2 | FloatOp::Sin | FloatOp::Cos | FloatOp::Tanh
+        ) {
+            return Err("not defined on .f64".into());
         } else {
-            match op {
-                FloatOp::Add => x[0] + x[1],
-                FloatOp::Sub => x[0] - x[1],
-                FloatOp::Mul => x[0] * x[1],
-                FloatOp::Fma => x[0].mul_add(x[1], x[2]),
-                FloatOp::Div => x[0] / x[1],
-                FloatOp::Sqrt => x[0].sqrt(),
-                FloatOp::Rcp => 1.0 / x[0],
-                FloatOp::Rsqrt => 1.0 / x[0].sqrt(),
-                FloatOp::Neg => -x[0],
-                FloatOp::Abs => x[0].abs(),
-                FloatOp::Min | FloatOp::Max => fl::min_max_f64(op == FloatOp::Max, x[0], x[1]),
-                _ => return Err("not defined on .f64".into()),
-            }
+            compute!(x, fl::min_max_f64)
         };
         let mut r = if mods.sat && !r.is_nan() {
             fl::saturate(r)
@@ -804,11 +792,7 @@ impl Interpreter {
         a: &[Arg],
     ) -> std::result::Result<(), String> {
         let (fmt, lanes) = half_format(ty);
-        let n = match op {
-            FloatOp::Fma => 3,
-            FloatOp::Neg | FloatOp::Abs | FloatOp::Tanh | FloatOp::Ex2 => 1,
-            _ => 2,
-        };
+        let n = op.sources();
         let mut src = [0u64; 3];
         for (i, arg) in a[1..=n].iter().enumerate() {
             src[i] = self.read(blk, t, arg, ty)?;

@@ -453,19 +453,10 @@ impl<'a> FunctionChecker<'a> {
                 IntOp::Bfi => &[5],
                 _ => &[3],
             },
-            Op::Float { op, .. } => match op {
-                FloatOp::Fma => &[4],
-                FloatOp::Neg
-                | FloatOp::Abs
-                | FloatOp::Rcp
-                | FloatOp::Sqrt
-                | FloatOp::Rsqrt
-                | FloatOp::Ex2
-                | FloatOp::Lg2
-                | FloatOp::Sin
-                | FloatOp::Cos
-                | FloatOp::Tanh => &[2],
-                _ => &[3],
+            Op::Float { op, .. } => match op.sources() {
+                1 => &[2],
+                2 => &[3],
+                _ => &[4],
             },
             Op::Setp { bool_op, .. } | Op::Set { bool_op, .. } => {
                 if bool_op.is_some() {
@@ -572,6 +563,22 @@ fn cmp_op(s: &str) -> Option<CmpOp> {
         "nan" => Nan,
         _ => return None,
     })
+}
+
+/// The `.and/.or/.xor` and `.ftz` modifiers of `setp` and `set`.
+fn comparison_modifiers(mods: &[&str]) -> Option<(Option<BoolOp>, bool)> {
+    let mut bool_op = None;
+    let mut ftz = false;
+    for m in mods {
+        match *m {
+            "and" => bool_op = Some(BoolOp::And),
+            "or" => bool_op = Some(BoolOp::Or),
+            "xor" => bool_op = Some(BoolOp::Xor),
+            "ftz" => ftz = true,
+            _ => return None,
+        }
+    }
+    Some((bool_op, ftz))
 }
 
 fn rounding(s: &str) -> Option<(Rounding, bool)> {
@@ -710,17 +717,8 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
                 .and_then(|m| cmp_op(m))
                 .ok_or_else(unsupported)?;
             let ty = last_ty()?;
-            let mut bool_op = None;
-            let mut ftz = false;
-            for m in &mods[1..mods.len() - 1] {
-                match *m {
-                    "and" => bool_op = Some(BoolOp::And),
-                    "or" => bool_op = Some(BoolOp::Or),
-                    "xor" => bool_op = Some(BoolOp::Xor),
-                    "ftz" => ftz = true,
-                    _ => return Err(unsupported()),
-                }
-            }
+            let (bool_op, ftz) =
+                comparison_modifiers(&mods[1..mods.len() - 1]).ok_or_else(unsupported)?;
             Op::Setp {
                 cmp,
                 bool_op,
@@ -741,17 +739,8 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
                 (Some(d), Some(s)) => (d, s),
                 _ => return Err(unsupported()),
             };
-            let mut bool_op = None;
-            let mut ftz = false;
-            for m in &mods[1..mods.len() - 2] {
-                match *m {
-                    "and" => bool_op = Some(BoolOp::And),
-                    "or" => bool_op = Some(BoolOp::Or),
-                    "xor" => bool_op = Some(BoolOp::Xor),
-                    "ftz" => ftz = true,
-                    _ => return Err(unsupported()),
-                }
-            }
+            let (bool_op, ftz) =
+                comparison_modifiers(&mods[1..mods.len() - 2]).ok_or_else(unsupported)?;
             let x2 = matches!(src, PtxType::F16x2 | PtxType::BF16x2);
             let dst_ok = if x2 {
                 matches!(dst, PtxType::U32 | PtxType::S32) || dst == src

@@ -277,6 +277,22 @@ pub enum FloatOp {
     Tanh,
 }
 
+impl FloatOp {
+    /// How many source operands the instruction takes.
+    pub fn sources(self) -> usize {
+        match self {
+            FloatOp::Fma => 3,
+            FloatOp::Add
+            | FloatOp::Sub
+            | FloatOp::Mul
+            | FloatOp::Div
+            | FloatOp::Min
+            | FloatOp::Max => 2,
+            _ => 1,
+        }
+    }
+}
+
 /// The modifiers a floating-point instruction may carry, normalized.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct FloatMods {

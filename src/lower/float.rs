@@ -24,16 +24,7 @@ impl Translator<'_, '_> {
         if mods.relu || mods.nan || mods.xorsign_abs || mods.oob {
             return Err(self.unsupported("modifier not defined on f32/f64"));
         }
-        let nsrc = match op {
-            FloatOp::Fma => 3,
-            FloatOp::Add
-            | FloatOp::Sub
-            | FloatOp::Mul
-            | FloatOp::Div
-            | FloatOp::Min
-            | FloatOp::Max => 2,
-            _ => 1,
-        };
+        let nsrc = op.sources();
         let mut x = Vec::new();
         for arg in &a[1..=nsrc] {
             let v = self.read(arg, ty)?;

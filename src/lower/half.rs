@@ -49,12 +49,22 @@ impl Translator<'_, '_> {
 
     pub fn half(&mut self, op: FloatOp, ty: PtxType, mods: FloatMods, a: &[Arg]) -> LResult {
         let (fmt, lanes) = format_of(ty);
-        let nsrc = match op {
-            FloatOp::Add | FloatOp::Sub | FloatOp::Mul | FloatOp::Min | FloatOp::Max => 2,
-            FloatOp::Fma => 3,
-            FloatOp::Neg | FloatOp::Abs | FloatOp::Tanh | FloatOp::Ex2 => 1,
-            _ => return Err(self.unsupported("not defined on half-precision types")),
-        };
+        if !matches!(
+            op,
+            FloatOp::Add
+                | FloatOp::Sub
+                | FloatOp::Mul
+                | FloatOp::Min
+                | FloatOp::Max
+                | FloatOp::Fma
+                | FloatOp::Neg
+                | FloatOp::Abs
+                | FloatOp::Tanh
+                | FloatOp::Ex2
+        ) {
+            return Err(self.unsupported("not defined on half-precision types"));
+        }
+        let nsrc = op.sources();
         let src: Vec<Value> = a[1..=nsrc]
             .iter()
             .map(|arg| self.read(arg, ty))

@@ -59,15 +59,6 @@ pub fn min_max_f64(is_max: bool, x: f64, y: f64) -> f64 {
 }
 
 pub fn min_max_f32(is_max: bool, x: f32, y: f32) -> f32 {
-    if x.is_nan() {
-        return y;
-    }
-    if y.is_nan() {
-        return x;
-    }
-    if x == y {
-        let (xb, yb) = (x.to_bits(), y.to_bits());
-        return f32::from_bits(if is_max { xb & yb } else { xb | yb });
-    }
-    if (x > y) == is_max { x } else { y }
+    // Exact in f64, ±0 included.
+    min_max_f64(is_max, x as f64, y as f64) as f32
 }
