@@ -445,3 +445,24 @@ fn forms_the_isa_does_not_define_are_rejected() {
         assert!(decode(bad).is_err(), "{bad} should be rejected");
     }
 }
+
+/// The JIT's fma takes a fast f32 path unless the f32 result sits exactly on a midpoint of the
+/// half grid: cases built to land next to midpoints (products near 1 plus tiny addends).
+#[test]
+fn fma_near_midpoints_rounds_once() {
+    let mut rng = Rng(0xF3A);
+    for (fmt, ty, one) in [(F16, "f16", 0x3C00u64), (BF16, "bf16", 0x3F80)] {
+        let mant = (1u64 << fmt.mant_bits) - 1;
+        let mut cols = vec![Vec::new(), Vec::new(), Vec::new()];
+        for _ in 0..100_000 {
+            let r = rng.next();
+            cols[0].push(one | (r & mant));
+            cols[1].push(one | ((r >> 16) & mant));
+            // Tiny addends: subnormals and the smallest normals, either sign.
+            let c = (r >> 32) & ((1 << (fmt.mant_bits + 2)) - 1);
+            cols[2].push(c | ((r >> 63) << 15));
+        }
+        check_scalar(&format!("fma.rn.{ty}"), &cols);
+        check_pairs(&format!("fma.rn.{ty}x2"), &cols);
+    }
+}

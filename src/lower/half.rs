@@ -2,7 +2,7 @@
 //! `semantics::half_ops`, built from the helpers in `softfloat`.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{InstBuilder, Value, types};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 use super::softfloat;
 use super::{LResult, Translator};
@@ -119,17 +119,7 @@ impl Translator<'_, '_> {
             })
             .collect();
         let mut r = if op == FloatOp::Fma {
-            let f: Vec<Value> = x
-                .iter()
-                .map(|&h| softfloat::half_to_f64(self.b, fmt, h))
-                .collect();
-            // f16: a*b + c in f64 is exact for finite results; bf16 needs round-to-odd.
-            let exact = if fmt == F16 {
-                self.b.ins().fma(f[0], f[1], f[2])
-            } else {
-                softfloat::fma_round_to_odd(self.b, f[0], f[1], f[2])
-            };
-            softfloat::f64_to_half_rne(self.b, fmt, exact)
+            self.half_fma_rne(fmt, &x)
         } else {
             // add/sub/mul in f32: exact products; sums rounded once more, harmlessly
             // (24 >= 2*11 + 2 bits), then rounded to the half format.
@@ -158,6 +148,47 @@ impl Translator<'_, '_> {
             r = self.b.ins().select(hit, zero, r);
         }
         r
+    }
+
+    /// `fma.rn` on one lane, rounded once. Fast path: an f32 fma (the product of two halves is
+    /// exact in f32), then rounding to the half format. Rounding twice can only err when the
+    /// f32 result lies exactly on a midpoint of the half grid (midpoints are f32 values, and
+    /// rounding to nearest never crosses a representable value); such results, flagged by
+    /// their zero low bits, take the exact path: f64 (with round-to-odd for bf16), then one
+    /// rounding.
+    fn half_fma_rne(&mut self, fmt: HalfFormat, x: &[Value]) -> Value {
+        let f: Vec<Value> = x
+            .iter()
+            .map(|&h| softfloat::half_to_f32(self.b, fmt, h))
+            .collect();
+        let r32 = self.b.ins().fma(f[0], f[1], f[2]);
+        let fast = softfloat::f32_to_half_rne(self.b, fmt, r32);
+        // Bits below the half's last place plus one: all zero at every midpoint (and at
+        // exactly representable values, which merely take the slow path).
+        let low_mask = (1i64 << (22 - fmt.mant_bits)) - 1;
+        let bits = self.b.ins().bitcast(types::I32, MemFlagsData::new(), r32);
+        let low = self.b.ins().band_imm_u(bits, low_mask);
+        let hazard = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
+        let slow = self.b.create_block();
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, types::I16);
+        self.b.ins().brif(hazard, slow, &[], done, &[fast.into()]);
+        self.b.set_cold_block(slow);
+        self.b.switch_to_block(slow);
+        let d: Vec<Value> = x
+            .iter()
+            .map(|&h| softfloat::half_to_f64(self.b, fmt, h))
+            .collect();
+        // f16: a*b + c in f64 is exact for finite results; bf16 needs round-to-odd.
+        let exact = if fmt == F16 {
+            self.b.ins().fma(d[0], d[1], d[2])
+        } else {
+            softfloat::fma_round_to_odd(self.b, d[0], d[1], d[2])
+        };
+        let slow_result = softfloat::f64_to_half_rne(self.b, fmt, exact);
+        self.b.ins().jump(done, &[slow_result.into()]);
+        self.b.switch_to_block(done);
+        result
     }
 
     /// Sign operations; a NaN gives the canonical NaN.
