@@ -66,6 +66,18 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
             vec![types::F64],
         ),
         (
+            "ptxjit_fma_f16",
+            helpers::fma_f16 as *const u8,
+            vec![types::I32; 3],
+            vec![types::I32],
+        ),
+        (
+            "ptxjit_fma_bf16",
+            helpers::fma_bf16 as *const u8,
+            vec![types::I32; 3],
+            vec![types::I32],
+        ),
+        (
             "ptxjit_clock_ns",
             helpers::clock_ns as *const u8,
             vec![],
@@ -99,6 +111,14 @@ mod helpers {
     }
     pub extern "C" fn exp2(x: f64) -> f64 {
         x.exp2()
+    }
+    /// The exact fma of the reference, for the JIT's rare midpoint cases (u32 arguments: the
+    /// C ABI does not promise how narrower ones are extended).
+    pub extern "C" fn fma_f16(a: u32, b: u32, c: u32) -> u32 {
+        crate::semantics::half::fma_f16(a as u16, b as u16, c as u16) as u32
+    }
+    pub extern "C" fn fma_bf16(a: u32, b: u32, c: u32) -> u32 {
+        crate::semantics::half::fma_bf16(a as u16, b as u16, c as u16) as u32
     }
     pub extern "C" fn clock_ns() -> i64 {
         use std::sync::OnceLock;

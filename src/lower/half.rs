@@ -154,8 +154,8 @@ impl Translator<'_, '_> {
     /// exact in f32), then rounding to the half format. Rounding twice can only err when the
     /// f32 result lies exactly on a midpoint of the half grid (midpoints are f32 values, and
     /// rounding to nearest never crosses a representable value); such results, flagged by
-    /// their zero low bits, take the exact path: f64 (with round-to-odd for bf16), then one
-    /// rounding.
+    /// their zero low bits, take the exact path: the reference's fma (f64, with round-to-odd
+    /// for bf16, then one rounding).
     fn half_fma_rne(&mut self, fmt: HalfFormat, x: &[Value]) -> Value {
         let f: Vec<Value> = x
             .iter()
@@ -175,17 +175,14 @@ impl Translator<'_, '_> {
         self.b.ins().brif(hazard, slow, &[], done, &[fast.into()]);
         self.b.set_cold_block(slow);
         self.b.switch_to_block(slow);
-        let d: Vec<Value> = x
-            .iter()
-            .map(|&h| softfloat::half_to_f64(self.b, fmt, h))
-            .collect();
-        // f16: a*b + c in f64 is exact for finite results; bf16 needs round-to-odd.
-        let exact = if fmt == F16 {
-            self.b.ins().fma(d[0], d[1], d[2])
-        } else {
-            softfloat::fma_round_to_odd(self.b, d[0], d[1], d[2])
-        };
-        let slow_result = softfloat::f64_to_half_rne(self.b, fmt, exact);
+        // The exact path is the reference itself, out of line (it is rare, and inlining it
+        // would double the code of every fma).
+        let helper = if fmt == F16 { "ptxjit_fma_f16" } else { "ptxjit_fma_bf16" };
+        let args: Vec<Value> = x.iter().map(|&h| self.b.ins().uextend(types::I32, h)).collect();
+        let f = self.callees.helpers[helper];
+        let call = self.b.ins().call(f, &args);
+        let exact = self.b.inst_results(call)[0];
+        let slow_result = self.b.ins().ireduce(types::I16, exact);
         self.b.ins().jump(done, &[slow_result.into()]);
         self.b.switch_to_block(done);
         result
