@@ -163,12 +163,15 @@ impl Translator<'_, '_> {
             .collect();
         let r32 = self.b.ins().fma(f[0], f[1], f[2]);
         let fast = softfloat::f32_to_half_rne(self.b, fmt, r32);
-        // Bits below the half's last place plus one: all zero at every midpoint (and at
-        // exactly representable values, which merely take the slow path).
+        // A midpoint has all bits below the half's last place plus one zero and is not itself
+        // a half value. (Both tests are off the critical path: they only feed the branch.)
         let low_mask = (1i64 << (22 - fmt.mant_bits)) - 1;
         let bits = self.b.ins().bitcast(types::I32, MemFlagsData::new(), r32);
         let low = self.b.ins().band_imm_u(bits, low_mask);
-        let hazard = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
+        let low_zero = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
+        let back = softfloat::half_to_f32(self.b, fmt, fast);
+        let inexact = self.b.ins().fcmp(FloatCC::NotEqual, back, r32);
+        let hazard = self.b.ins().band(low_zero, inexact);
         let slow = self.b.create_block();
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, types::I16);
@@ -177,8 +180,15 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(slow);
         // The exact path is the reference itself, out of line (it is rare, and inlining it
         // would double the code of every fma).
-        let helper = if fmt == F16 { "ptxjit_fma_f16" } else { "ptxjit_fma_bf16" };
-        let args: Vec<Value> = x.iter().map(|&h| self.b.ins().uextend(types::I32, h)).collect();
+        let helper = if fmt == F16 {
+            "ptxjit_fma_f16"
+        } else {
+            "ptxjit_fma_bf16"
+        };
+        let args: Vec<Value> = x
+            .iter()
+            .map(|&h| self.b.ins().uextend(types::I32, h))
+            .collect();
         let f = self.callees.helpers[helper];
         let call = self.b.ins().call(f, &args);
         let exact = self.b.inst_results(call)[0];
