@@ -148,3 +148,23 @@ fn clif_prints_the_cranelift_ir() {
     );
     assert!(stdout.contains(" = fmul "), "{stdout}");
 }
+
+#[test]
+fn shared_bytes_sizes_dynamic_shared_memory() {
+    let (ok, stdout, stderr) = ptxjit(&[
+        "run",
+        "tests/fixtures/dynamic_shared.ptx",
+        "--grid",
+        "2",
+        "--block",
+        "1",
+        "--arg",
+        "zeros:4",
+        "--shared-bytes",
+        "256",
+        "--print",
+        "0:u32",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout.trim(), "out (u32): [256]");
+}
