@@ -4,7 +4,7 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types};
 
 use super::{LResult, Translator};
 use crate::frontend::ast::StateSpace;
-use crate::frontend::checked::Arg;
+use crate::frontend::checked::{AddrBase, Arg, Symbol};
 use crate::types::PtxType;
 
 impl Translator<'_, '_> {
@@ -27,13 +27,25 @@ impl Translator<'_, '_> {
             )));
         }
         let addr = self.address(&a[1], space)?;
-        for (i, d) in dst.iter().enumerate() {
-            let v = self.b.ins().load(
-                ty.ir_type(),
-                MemFlagsData::new(),
-                addr,
-                (i as u32 * ty.size()) as i32,
+        // A kernel's own parameters do not change during the launch.
+        let kernel_param = self.is_entry()
+            && matches!(
+                a[1],
+                Arg::Addr {
+                    base: AddrBase::Symbol(Symbol::Param(_)),
+                    ..
+                }
             );
+        let flags = if kernel_param {
+            super::invariant()
+        } else {
+            MemFlagsData::new()
+        };
+        for (i, d) in dst.iter().enumerate() {
+            let v = self
+                .b
+                .ins()
+                .load(ty.ir_type(), flags, addr, (i as u32 * ty.size()) as i32);
             self.write(d, v, ty)?;
         }
         Ok(())

@@ -78,6 +78,12 @@ pub mod ctx {
     pub const FRAMES: i32 = offset_of!(BlockContext, frames) as i32;
 }
 
+/// Flags for loads of what does not change during a launch (the block context, the kernel's
+/// parameters): Cranelift may then hoist them out of the thread loop.
+pub(crate) fn invariant() -> MemFlagsData {
+    MemFlagsData::trusted().with_readonly().with_can_move()
+}
+
 /// Where a body-level variable lives.
 #[derive(Clone, Copy)]
 enum VarLoc {
@@ -174,7 +180,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             b.declare_var(types::I32),
             b.declare_var(types::I32),
         ];
-        let flags = MemFlagsData::trusted();
+        let flags = invariant();
         let shared_base = b.ins().load(types::I64, flags, ctx, ctx::SHARED);
         let (params, returns) = match func.kind {
             FunctionKind::Entry => {
@@ -324,6 +330,11 @@ impl<'a, 'b> Translator<'a, 'b> {
         Ok(())
     }
 
+    /// Whether this is a kernel (`.entry`), not a called function.
+    pub fn is_entry(&self) -> bool {
+        self.thread_end.is_some()
+    }
+
     pub fn err(&self, msg: impl Into<String>) -> Diagnostic {
         Diagnostic::new(&self.module.source, self.span, msg)
     }
@@ -410,7 +421,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     fn next_thread(&mut self, end: Block, thread_start: Block) {
         let b = &mut *self.b;
         b.switch_to_block(end);
-        let flags = MemFlagsData::trusted();
+        let flags = invariant();
         let mut carry_blocks = Vec::new();
         for d in 0..3 {
             let n = b

@@ -134,7 +134,7 @@ impl Translator<'_, '_> {
 
     /// The value of a special register, as u32 (u64 for the 64-bit clocks).
     pub fn special(&mut self, s: Special) -> Value {
-        let flags = MemFlagsData::trusted();
+        let flags = super::invariant();
         let dim = |d: Dim| match d {
             Dim::X => 0,
             Dim::Y => 1,
@@ -208,7 +208,7 @@ impl Translator<'_, '_> {
     }
 
     pub(super) fn threads_per_block(&mut self) -> Value {
-        let flags = MemFlagsData::trusted();
+        let flags = super::invariant();
         let nx = self.b.ins().load(types::I32, flags, self.ctx, ctx::NTID);
         let ny = self
             .b
@@ -224,7 +224,7 @@ impl Translator<'_, '_> {
 
     /// tid.x + ntid.x * (tid.y + ntid.y * tid.z): the thread's rank in its block.
     pub(super) fn linear_tid(&mut self) -> Value {
-        let flags = MemFlagsData::trusted();
+        let flags = super::invariant();
         let nx = self.b.ins().load(types::I32, flags, self.ctx, ctx::NTID);
         let ny = self
             .b
