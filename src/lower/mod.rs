@@ -4,15 +4,18 @@
 //! Every PTX register is a Cranelift `Variable` of its declared type's IR type
 //! (`PtxType::ir_type`): predicates are `i8` 0/1, f32/f64 are floats, and **f16/bf16 values are
 //! integer bits** (`i16`, pairs in `i32`, low lane = bits 0–15). Half arithmetic decodes the bits
-//! to f64 exactly, computes, and rounds once in `softfloat`, which is also the one place that
-//! decides NaN results (canonical `0x7FFF` for halves, `0x7FFFFFFF` for f32).
+//! exactly (to f32, or f64 where f32 is not enough), computes, and rounds once in `softfloat`,
+//! which is also the one place that decides NaN results (canonical `0x7FFF` for halves,
+//! `0x7FFFFFFF` for f32).
 //!
 //! # Kernels
 //! An `.entry` becomes a *block function* `fn(*const BlockContext) -> u64`: it loops over the
 //! threads of its block inside the compiled code (x fastest), running the body once per thread;
-//! `ret`/`exit` jump to the next thread. A `.func` becomes
-//! `fn(ctx, tid.x, tid.y, tid.z, return slots…, param slots…) -> u64`, with every `.param`
-//! passed by address. The `u64` is a `ptxjit_runtime::Status` word (0 = done).
+//! `ret`/`exit` jump to the next thread. A kernel with barriers or warp collectives runs in
+//! rounds instead: each thread runs to its next synchronization point, saves its registers in
+//! its frame and yields (`sync.rs` here, `crate::sync` for what happens between rounds).
+//! A `.func` becomes `fn(ctx, tid.x, tid.y, tid.z, return slots…, param slots…) -> u64`, with
+//! every `.param` passed by address. The `u64` is a `ptxjit_runtime::Status` word (0 = done).
 //!
 //! # Addresses
 //! Global, const, param, local and generic addresses are host addresses (a device buffer's
