@@ -14,8 +14,8 @@ use crate::error::{Error, Result};
 use crate::frontend::ast::{FunctionKind, StateSpace};
 use crate::frontend::check::immediate_bits;
 use crate::frontend::checked::{
-    self, AddrBase, Arg, CmpOp, CvtMods, Dim, FloatMods, FloatOp, IntOp, MulMode, Op, Rounding,
-    Special, Symbol,
+    self, AddrBase, Arg, BoolOp, CmpOp, CvtMods, Dim, FloatMods, FloatOp, IntOp, MulMode, Op,
+    Rounding, Special, Symbol,
 };
 use crate::jit::place_variables;
 use crate::kernel::{Arg as KernelArg, check_ptx};
@@ -458,10 +458,7 @@ impl Interpreter {
                 ftz,
             } => {
                 let r = self.compare_lanes(blk, t, cmp, ty, ftz, a)?;
-                let c = match bool_op {
-                    Some(_) => self.read(blk, t, &a[3], PtxType::Pred)? & 1 == 1,
-                    None => false,
-                };
+                let c = self.bool_operand(blk, t, bool_op, a)?;
                 let (p, q) = match &a[0] {
                     Arg::Pair(p, q) => (&**p, Some(&**q)),
                     other => (other, None),
@@ -496,10 +493,7 @@ impl Interpreter {
                 ftz,
             } => {
                 let r = self.compare_lanes(blk, t, cmp, src, ftz, a)?;
-                let c = match bool_op {
-                    Some(_) => self.read(blk, t, &a[3], PtxType::Pred)? & 1 == 1,
-                    None => false,
-                };
+                let c = self.bool_operand(blk, t, bool_op, a)?;
                 let on: u64 = match dst {
                     PtxType::F16 | PtxType::F16x2 => F16.one() as u64,
                     PtxType::BF16 | PtxType::BF16x2 => BF16.one() as u64,
@@ -520,6 +514,20 @@ impl Interpreter {
             _ => return Err("not supported by the interpreter".into()),
         }
         Ok(())
+    }
+
+    /// The predicate `{!}c` a `.BoolOp` combines with (false when there is none).
+    fn bool_operand(
+        &self,
+        blk: &Block,
+        t: &Thread,
+        bool_op: Option<BoolOp>,
+        a: &[Arg],
+    ) -> std::result::Result<bool, String> {
+        match bool_op {
+            Some(_) => Ok(self.read(blk, t, &a[3], PtxType::Pred)? & 1 == 1),
+            None => Ok(false),
+        }
     }
 
     fn compare_lanes(
