@@ -250,6 +250,26 @@ impl Translator<'_, '_> {
                 .err("integral rounding (.rni etc.) needs the same source and destination type"));
         }
         let mode = mods.rnd.unwrap_or(Rounding::Rn);
+        // The common conversions take the short exact paths.
+        if src == PtxType::F32 && dst.is_half() && mode == Rounding::Rn && !mods.sat {
+            let (fmt, _) = format_of(dst);
+            let x = if mods.ftz {
+                softfloat::flush_subnormal(self.b, x)
+            } else {
+                x
+            };
+            let h = softfloat::f32_to_half_rne(self.b, fmt, x);
+            return Ok(self.half_result_mods(fmt, mods, h));
+        }
+        if src.is_half() && dst == PtxType::F32 && !mods.sat {
+            let (fmt, _) = format_of(src);
+            let v = softfloat::half_to_f32_quiet(self.b, fmt, x);
+            return Ok(if mods.ftz {
+                softfloat::flush_subnormal(self.b, v)
+            } else {
+                v
+            });
+        }
         let mut f = self.exact_f64(src, mods.ftz, x);
         if mods.sat {
             f = softfloat::saturate(self.b, f);

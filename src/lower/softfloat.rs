@@ -157,6 +157,16 @@ pub fn half_to_f32(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value 
     b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
 }
 
+/// [`half_to_f32`] for `cvt`: a NaN is made quiet (sign and payload kept).
+pub fn half_to_f32_quiet(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
+    let v = half_to_f32(b, fmt, h);
+    let bits = b.ins().bitcast(types::I32, MemFlagsData::new(), v);
+    let quiet = b.ins().bor_imm_u(bits, 0x0040_0000);
+    let is_nan = b.ins().fcmp(FloatCC::Unordered, v, v);
+    let bits = b.ins().select(is_nan, quiet, bits);
+    b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
+}
+
 /// Rounds an f32 to half bits to nearest even (NaN → canonical): the classic bit tricks,
 /// correct for every input.
 pub fn f32_to_half_rne(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value) -> Value {
