@@ -251,6 +251,12 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
     flags
         .set("opt_level", level)
         .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    // Without optimization, compile time matters most: the single-pass register allocator.
+    if opts.opt_level == OptLevel::None {
+        flags
+            .set("regalloc_algorithm", "single_pass")
+            .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    }
     flags
         .set(
             "enable_verifier",

@@ -8,7 +8,7 @@ use std::path::Path;
 mod common;
 
 use common::case::{elem_size, kernel_dirs, load_case};
-use ptxjit::Module;
+use ptxjit::{CompileOptions, Module, OptLevel};
 use serde_json::Value;
 
 /// (kernel folder, first unsupported opcode). Kept equal to the README's table.
@@ -95,9 +95,11 @@ fn check_output(dir: &Path, p: &Value, got: &[u8]) -> Result<(), String> {
 }
 
 /// Runs one corpus kernel: Err(message) if compiling fails, Ok(mismatches) otherwise.
-fn run_kernel(dir: &Path) -> Result<Vec<String>, String> {
+fn run_kernel(dir: &Path, opts: &CompileOptions) -> Result<Vec<String>, String> {
     let case = load_case(dir);
-    let module = Module::from_file(&case.ptx).map_err(|e| e.to_string())?;
+    let text = std::fs::read_to_string(&case.ptx).map_err(|e| e.to_string())?;
+    let module = Module::from_ptx_named(&case.ptx.display().to_string(), &text, opts)
+        .map_err(|e| e.to_string())?;
     let kernel = module.kernel(&case.entry).map_err(|e| e.to_string())?;
     kernel
         .launch_with(&case.config, &case.args)
@@ -131,7 +133,7 @@ fn every_corpus_kernel_passes_or_is_listed_as_not_yet_supported() {
     for dir in &dirs {
         let name = dir.file_name().unwrap().to_str().unwrap();
         let listed = NOT_YET_SUPPORTED.iter().find(|(n, _)| *n == name);
-        match (run_kernel(dir), listed) {
+        match (run_kernel(dir, &CompileOptions::default()), listed) {
             (Ok(m), None) if m.is_empty() => passed += 1,
             (Ok(m), None) => failures.push(format!("{name}: wrong output: {}", m.join(" | "))),
             (Ok(_), Some(_)) => failures.push(format!(
@@ -148,4 +150,21 @@ fn every_corpus_kernel_passes_or_is_listed_as_not_yet_supported() {
         NOT_YET_SUPPORTED.len()
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn every_supported_kernel_also_passes_without_cranelift_optimization() {
+    // opt_level none also switches to the single-pass register allocator.
+    let opts = CompileOptions {
+        opt_level: OptLevel::None,
+        keep_clif: false,
+    };
+    for dir in kernel_dirs() {
+        let name = dir.file_name().unwrap().to_str().unwrap();
+        if NOT_YET_SUPPORTED.iter().any(|(n, _)| *n == name) {
+            continue;
+        }
+        let mismatches = run_kernel(&dir, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(mismatches.is_empty(), "{name}: {}", mismatches.join(" | "));
+    }
 }
