@@ -192,3 +192,20 @@ fn oversized_variables_and_shared_memory_are_errors_not_aborts() {
         "{msg}"
     );
 }
+
+#[test]
+fn types_an_instruction_does_not_take_are_unsupported_not_a_codegen_panic() {
+    for (inst, op) in [
+        ("setp.eq.pred %p1, %p2, %p3;", "setp.eq.pred"),
+        ("cvt.f32.b128 %f1, %q1;", "cvt.f32.b128"),
+        ("add.b128 %q1, %q1, %q1;", "add.b128"),
+    ] {
+        let msg = compile_err(&format!(
+            "{HEAD}.visible .entry k()\n{{\n.reg .pred %p<4>;\n.reg .f32 %f<2>;\n.reg .b128 %q<2>;\n{inst}\nret;\n}}\n"
+        ));
+        assert!(
+            msg.contains(&format!("unsupported instruction '{op}'")),
+            "{msg}"
+        );
+    }
+}

@@ -688,6 +688,12 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
                 (Some(d), Some(s)) => (d, s),
                 _ => return Err(unsupported()),
             };
+            if [dst, src]
+                .iter()
+                .any(|t| matches!(t, PtxType::Pred | PtxType::B128))
+            {
+                return Err(unsupported());
+            }
             let mut m = CvtMods {
                 rnd: None,
                 integral: false,
@@ -719,6 +725,9 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
             let ty = last_ty()?;
             let (bool_op, ftz) =
                 comparison_modifiers(&mods[1..mods.len() - 1]).ok_or_else(unsupported)?;
+            if ty == PtxType::Pred || ty == PtxType::B128 {
+                return Err(unsupported());
+            }
             Op::Setp {
                 cmp,
                 bool_op,
@@ -978,6 +987,9 @@ fn decode_atom(red: bool, mods: &[&str]) -> Option<Op> {
 fn decode_arith(base: &str, mods: &[&str]) -> Option<Op> {
     let ty = PtxType::from_name(mods.last()?)?;
     let mods = &mods[..mods.len() - 1];
+    if ty == PtxType::B128 {
+        return None;
+    }
     if ty.is_int() || ty == PtxType::Pred {
         let mul_mode = |mods: &[&str]| -> Option<MulMode> {
             match mods {
