@@ -209,3 +209,11 @@ fn types_an_instruction_does_not_take_are_unsupported_not_a_codegen_panic() {
         );
     }
 }
+
+#[test]
+fn global_variables_inside_a_function_body_are_reported() {
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k()\n{{\n.const .u32 c = 5;\nret;\n}}\n"
+    ));
+    assert!(msg.contains("k.ptx:6:1: error: unsupported: a .global or .const variable declared inside a function body"), "{msg}");
+}

@@ -266,6 +266,16 @@ impl<'a> FunctionChecker<'a> {
                             .insert(name.clone(), Name::Reg(id));
                     }
                 }
+                Stmt::Var(v) if matches!(v.space, StateSpace::Global | StateSpace::Const) => {
+                    self.diags.push(self.err(
+                        v.span,
+                        "unsupported: a .global or .const variable declared inside a function body",
+                    ))
+                }
+                Stmt::Var(v) if !v.init.is_empty() => self.diags.push(self.err(
+                    v.span,
+                    "unsupported: an initializer on a variable inside a function body",
+                )),
                 Stmt::Var(v) => match var_from_decl(self.source, v) {
                     Ok(var) => {
                         let id = self.vars.len();
