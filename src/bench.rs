@@ -106,6 +106,7 @@ pub fn run(opts: &Options) -> Vec<Measurement> {
     let mut out = Vec::new();
     out.extend(streaming(opts));
     out.extend(compute(opts));
+    out.extend(native_vs_inline(opts));
     out.extend(interpreter(opts));
     out.extend(compile_time(opts));
     out.extend(launch_latency(opts));
@@ -340,6 +341,65 @@ fn compute(opts: &Options) -> Vec<Measurement> {
     out
 }
 
+/// The precompiled `.f16x2` helpers (`crate::native`) against the inline IR, on the fma chain
+/// (latency-bound) and the axpy (throughput-bound): the measurement behind using them.
+fn native_vs_inline(opts: &Options) -> Vec<Measurement> {
+    if !crate::native::available() {
+        return Vec::new();
+    }
+    let inline = CompileOptions {
+        native_helpers: false,
+        ..CompileOptions::default()
+    };
+    let helpers = CompileOptions::default();
+    let time = |text: &str, entry: &str, o: &CompileOptions, grid: u32, args: &[Arg]| {
+        let m = Module::from_ptx_named("native-vs-inline", text, o).expect("compiles");
+        let k = m.kernel(entry).expect("kernel");
+        median_time(3, || k.launch(grid, 256, args).expect("launch")).as_secs_f64()
+    };
+    let threads: usize = if opts.quick { 1 << 15 } else { 1 << 17 };
+    let out = DeviceBuffer::zeroed(threads * 4).expect("alloc");
+    let chain = chain_ptx("f16x2");
+    let args = [
+        Arg::buffer(&out),
+        Arg::u32(0x3BFF_3BFE),
+        Arg::u32(0x1418_1419),
+        Arg::u32(256),
+    ];
+    let grid = (threads / 256) as u32;
+    let (t_inline, t_native) = (
+        time(&chain, "chain", &inline, grid, &args),
+        time(&chain, "chain", &helpers, grid, &args),
+    );
+    let n = if opts.quick { 1 << 22 } else { 1 << 24 };
+    let x = DeviceBuffer::from_slice(&vec![0x3C01_3801u32; n]).expect("alloc");
+    let y = DeviceBuffer::from_slice(&vec![0x3403_3005u32; n]).expect("alloc");
+    let args = [
+        Arg::u32(n as u32),
+        Arg::u32(0x3801_3C03),
+        Arg::buffer(&x),
+        Arg::buffer(&y),
+    ];
+    let (a_inline, a_native) = (
+        time(AXPY, "h2_axpy", &inline, 512, &args),
+        time(AXPY, "h2_axpy", &helpers, 512, &args),
+    );
+    let line = |name: &str, t_native: f64, t_inline: f64| Measurement {
+        name: name.into(),
+        value: t_native * 1e3,
+        unit: "ms(helpers)",
+        baseline: t_inline * 1e3,
+        baseline_unit: "ms(inline)",
+        ratio: t_inline / t_native,
+        target: None,
+        note: "ratio > 1: the helpers are faster".into(),
+    };
+    vec![
+        line("f16x2_helpers_vs_inline_fma_chain", t_native, t_inline),
+        line("f16x2_helpers_vs_inline_axpy", a_native, a_inline),
+    ]
+}
+
 // ---- 3. JIT vs interpreter ------------------------------------------------------------------
 
 /// The same kernels in the JIT and in the reference interpreter: the f16x2 fma chain and the
@@ -485,6 +545,7 @@ fn compile_time(opts: &Options) -> Vec<Measurement> {
                     &CompileOptions {
                         opt_level: level,
                         keep_clif: false,
+                        ..CompileOptions::default()
                     },
                 )
                 .expect("generated kernel compiles");

@@ -25,11 +25,23 @@ pub enum OptLevel {
     Speed,
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct CompileOptions {
     pub opt_level: OptLevel,
     /// Keep each function's Cranelift IR as text (for `ptxjit clif`).
     pub keep_clif: bool,
+    /// Use the precompiled `.f16x2` helpers (`crate::native`) when the host supports them.
+    pub native_helpers: bool,
+}
+
+impl Default for CompileOptions {
+    fn default() -> CompileOptions {
+        CompileOptions {
+            opt_level: OptLevel::Speed,
+            keep_clif: false,
+            native_helpers: true,
+        }
+    }
 }
 
 /// Time spent in each compile stage.
@@ -274,7 +286,12 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         .map_err(|e| codegen_err("<module>", e.to_string()))?;
     let call_conv = isa.default_call_conv();
     let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
-    let helper_list = helpers();
+    let mut helper_list = helpers();
+    if opts.native_helpers && crate::native::available() {
+        for (name, addr, sources) in crate::native::symbols() {
+            helper_list.push((name, addr, vec![types::I32; sources], vec![types::I32]));
+        }
+    }
     for (name, addr, _, _) in &helper_list {
         jb.symbol(*name, *addr);
     }

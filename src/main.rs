@@ -333,6 +333,7 @@ fn clif(file: &str, kernel: Option<&str>, opt: Opt) -> Result<(), String> {
         &CompileOptions {
             opt_level,
             keep_clif: true,
+            ..CompileOptions::default()
         },
     )?;
     if let Some(k) = kernel {

@@ -65,6 +65,10 @@ fn check_scalar(opcode: &str, cols: &[Vec<u64>]) {
 
 /// Runs the x2 form: lanes packed two by two, each compared with the reference.
 fn check_pairs(opcode: &str, cols: &[Vec<u64>]) {
+    check_pairs_with(&ptxjit::CompileOptions::default(), opcode, cols)
+}
+
+fn check_pairs_with(opts: &ptxjit::CompileOptions, opcode: &str, cols: &[Vec<u64>]) {
     let n = arity(opcode);
     let packed: Vec<Vec<u64>> = cols[..n]
         .iter()
@@ -76,7 +80,7 @@ fn check_pairs(opcode: &str, cols: &[Vec<u64>]) {
         .collect();
     let inst = format!("{opcode} {{d}}, {}", ["{a}", "{b}", "{c}"][..n].join(", "));
     let srcs: Vec<(W, &[u64])> = packed.iter().map(|c| (W::B32, &c[..])).collect();
-    let got = elementwise(&inst, W::B32, &srcs);
+    let got = common::elementwise_with(opts, &inst, W::B32, &srcs);
     for (i, g) in got.iter().enumerate() {
         for lane in 0..2 {
             let args: Vec<u16> = (0..3)
@@ -464,5 +468,24 @@ fn fma_near_midpoints_rounds_once() {
         }
         check_scalar(&format!("fma.rn.{ty}"), &cols);
         check_pairs(&format!("fma.rn.{ty}x2"), &cols);
+    }
+}
+
+/// Plain f16x2 add/sub/mul/fma use precompiled helpers where the host has F16C; the inline IR
+/// must give the same bits.
+#[test]
+fn plain_f16x2_forms_agree_with_and_without_native_helpers() {
+    let inline = ptxjit::CompileOptions {
+        native_helpers: false,
+        ..Default::default()
+    };
+    for (i, form) in ["add.f16x2", "sub.rn.f16x2", "mul.f16x2", "fma.rn.f16x2"]
+        .iter()
+        .enumerate()
+    {
+        let scalar = form.replace("x2", "");
+        let cols = columns(F16, arity(&scalar), random_count(), 0xA11 + i as u64);
+        check_pairs(form, &cols);
+        check_pairs_with(&inline, form, &cols);
     }
 }

@@ -65,6 +65,25 @@ impl Translator<'_, '_> {
             return Err(self.unsupported("not defined on half-precision types"));
         }
         let nsrc = op.sources();
+        // Plain f16x2 arithmetic: one call to a precompiled helper when the host has one.
+        let plain = mods
+            == FloatMods {
+                rnd: mods.rnd,
+                ..FloatMods::default()
+            };
+        if ty == PtxType::F16x2
+            && plain
+            && let Some(&helper) =
+                crate::native::f16x2_helper(op).and_then(|name| self.callees.helpers.get(name))
+        {
+            let args: Vec<Value> = a[1..=nsrc]
+                .iter()
+                .map(|arg| self.read(arg, ty))
+                .collect::<LResult<_>>()?;
+            let call = self.b.ins().call(helper, &args);
+            let r = self.b.inst_results(call)[0];
+            return self.write(&a[0], r, ty);
+        }
         let src: Vec<Value> = a[1..=nsrc]
             .iter()
             .map(|arg| self.read(arg, ty))

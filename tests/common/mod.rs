@@ -44,6 +44,16 @@ impl W {
 /// once per element: thread i reads element i of each source array and writes element i of
 /// the result. Values are raw bits in u64.
 pub fn elementwise(inst: &str, dst: W, srcs: &[(W, &[u64])]) -> Vec<u64> {
+    elementwise_with(&ptxjit::CompileOptions::default(), inst, dst, srcs)
+}
+
+/// [`elementwise`] compiled with `opts`.
+pub fn elementwise_with(
+    opts: &ptxjit::CompileOptions,
+    inst: &str,
+    dst: W,
+    srcs: &[(W, &[u64])],
+) -> Vec<u64> {
     let n = srcs[0].1.len();
     let names = ["a", "b", "c"];
     let mut params = vec![".param .u64 out".to_string()];
@@ -77,7 +87,8 @@ pub fn elementwise(inst: &str, dst: W, srcs: &[(W, &[u64])]) -> Vec<u64> {
         db = dst.bytes(),
         dt = dst.name(),
     );
-    let module = Module::from_ptx(&ptx).unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+    let module =
+        Module::from_ptx_named("<ptx>", &ptx, opts).unwrap_or_else(|e| panic!("{e}\n{ptx}"));
     let kernel = module.kernel("k").unwrap();
     let bufs: Vec<DeviceBuffer> = srcs
         .iter()
