@@ -73,9 +73,8 @@ fn run(a: u32, b: u32, c: u32, op: u8) -> u32 {
         // SAFETY: the JIT only calls the helpers when `available()` said so.
         let (packed, f) = unsafe { x86::lanes(a, b, c, op) };
         let mut result = 0u32;
-        for lane in 0..2 {
+        for (lane, &r) in f.iter().enumerate().take(2) {
             let mut h = (packed >> (16 * lane)) as u16;
-            let r = f[lane];
             if r.is_nan() {
                 h = CANONICAL_NAN;
             } else if op == 3 && r.to_bits() & 0xFFF == 0 && F16.to_f64(h) != r as f64 {
