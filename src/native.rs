@@ -20,8 +20,7 @@ pub fn available() -> bool {
     }
 }
 
-/// The helper for a plain (`.rn`, no other modifier) `.f16x2` operation, if there is one:
-/// (symbol, address, number of sources).
+/// The helper symbol for a plain (`.rn`, no other modifier) `.f16x2` operation, if any.
 pub fn f16x2_helper(op: FloatOp) -> Option<&'static str> {
     Some(match op {
         FloatOp::Add => "ptxjit_add_f16x2",
