@@ -341,7 +341,7 @@ fn compute(opts: &Options) -> Vec<Measurement> {
     out
 }
 
-/// The precompiled `.f16x2` helpers (`crate::native`) against the inline IR, on the fma chain
+/// The precompiled f16 helper (`crate::native`) against the inline IR, on the fma chain
 /// (latency-bound) and the axpy (throughput-bound): the measurement behind using them.
 fn native_vs_inline(opts: &Options) -> Vec<Measurement> {
     if !crate::native::available() {

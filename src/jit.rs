@@ -288,8 +288,8 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
     let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
     let mut helper_list = helpers();
     if opts.native_helpers && crate::native::available() {
-        for (name, addr, sources) in crate::native::symbols() {
-            helper_list.push((name, addr, vec![types::I32; sources], vec![types::I32]));
+        for (name, addr, args) in crate::native::symbols() {
+            helper_list.push((name, addr, vec![types::I32; args], vec![types::I32]));
         }
     }
     for (name, addr, _, _) in &helper_list {

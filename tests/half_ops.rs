@@ -50,10 +50,14 @@ fn arity(opcode: &str) -> usize {
 
 /// Runs `opcode` on the scalar type over the operand columns and compares every result.
 fn check_scalar(opcode: &str, cols: &[Vec<u64>]) {
+    check_scalar_with(&ptxjit::CompileOptions::default(), opcode, cols)
+}
+
+fn check_scalar_with(opts: &ptxjit::CompileOptions, opcode: &str, cols: &[Vec<u64>]) {
     let n = arity(opcode);
     let inst = format!("{opcode} {{d}}, {}", ["{a}", "{b}", "{c}"][..n].join(", "));
     let srcs: Vec<(W, &[u64])> = cols[..n].iter().map(|c| (W::B16, &c[..])).collect();
-    let got = elementwise(&inst, W::B16, &srcs);
+    let got = common::elementwise_with(opts, &inst, W::B16, &srcs);
     for (i, g) in got.iter().enumerate() {
         let args: Vec<u16> = (0..3)
             .map(|k| cols.get(k).map_or(0, |c| c[i] as u16))
@@ -178,25 +182,41 @@ fn random_count() -> usize {
         .unwrap_or(20_000)
 }
 
-fn check_all_binary_and_fma(random: usize) {
+fn check_all_binary_and_fma(random: usize, opts: &ptxjit::CompileOptions) {
     for (i, form) in binary_forms().iter().chain(&fma_forms()).enumerate() {
         let fmt = format(form.rsplit('.').next().unwrap());
         let cols = columns(fmt, arity(form), random, 0x5EED + i as u64);
-        check_scalar(form, &cols);
+        check_scalar_with(opts, form, &cols);
         let x2 = format!("{form}x2");
-        check_pairs(&x2, &cols);
+        check_pairs_with(opts, &x2, &cols);
     }
 }
 
 #[test]
 fn binary_and_fma_forms_agree_with_the_reference() {
-    check_all_binary_and_fma(random_count());
+    check_all_binary_and_fma(random_count(), &ptxjit::CompileOptions::default());
+}
+
+/// f16 arithmetic calls a precompiled helper where the host has F16C; the inline IR must give
+/// the same bits.
+#[test]
+fn binary_and_fma_forms_agree_without_the_native_helper() {
+    let inline = ptxjit::CompileOptions {
+        native_helpers: false,
+        ..Default::default()
+    };
+    check_all_binary_and_fma(random_count() / 4, &inline);
 }
 
 #[test]
 #[ignore = "1 M random inputs per form: cargo test --release --test half_ops -- --ignored"]
 fn binary_and_fma_forms_agree_with_the_reference_on_a_million_random_inputs() {
-    check_all_binary_and_fma(1_000_000);
+    check_all_binary_and_fma(1_000_000, &ptxjit::CompileOptions::default());
+    let inline = ptxjit::CompileOptions {
+        native_helpers: false,
+        ..Default::default()
+    };
+    check_all_binary_and_fma(1_000_000, &inline);
 }
 
 #[test]
@@ -466,26 +486,13 @@ fn fma_near_midpoints_rounds_once() {
             let c = (r >> 32) & ((1 << (fmt.mant_bits + 2)) - 1);
             cols[2].push(c | ((r >> 63) << 15));
         }
-        check_scalar(&format!("fma.rn.{ty}"), &cols);
-        check_pairs(&format!("fma.rn.{ty}x2"), &cols);
-    }
-}
-
-/// Plain f16x2 add/sub/mul/fma use precompiled helpers where the host has F16C; the inline IR
-/// must give the same bits.
-#[test]
-fn plain_f16x2_forms_agree_with_and_without_native_helpers() {
-    let inline = ptxjit::CompileOptions {
-        native_helpers: false,
-        ..Default::default()
-    };
-    for (i, form) in ["add.f16x2", "sub.rn.f16x2", "mul.f16x2", "fma.rn.f16x2"]
-        .iter()
-        .enumerate()
-    {
-        let scalar = form.replace("x2", "");
-        let cols = columns(F16, arity(&scalar), random_count(), 0xA11 + i as u64);
-        check_pairs(form, &cols);
-        check_pairs_with(&inline, form, &cols);
+        let inline = ptxjit::CompileOptions {
+            native_helpers: false,
+            ..Default::default()
+        };
+        for opts in [ptxjit::CompileOptions::default(), inline] {
+            check_scalar_with(&opts, &format!("fma.rn.{ty}"), &cols);
+            check_pairs_with(&opts, &format!("fma.rn.{ty}x2"), &cols);
+        }
     }
 }
