@@ -33,6 +33,7 @@ mod data;
 mod float;
 mod half;
 mod int;
+pub mod liveness;
 mod memory;
 mod operands;
 pub mod softfloat;
@@ -132,6 +133,8 @@ struct Coop {
     layout: sync::FrameLayout,
     /// Sync point number of each synchronizing instruction.
     point_of: HashMap<usize, usize>,
+    /// For each sync point, the registers to save and restore: those live after it.
+    saved: Vec<Vec<u32>>,
     resume_blocks: Vec<Block>,
 }
 
@@ -246,6 +249,13 @@ impl<'a, 'b> Translator<'a, 'b> {
                     .enumerate()
                     .map(|(k, p)| (p.inst as usize, k))
                     .collect(),
+                saved: {
+                    let live = liveness::live_out(func);
+                    points
+                        .iter()
+                        .map(|p| live[p.inst as usize].clone())
+                        .collect()
+                },
                 resume_blocks: points.iter().map(|_| b.create_block()).collect(),
             }
         });

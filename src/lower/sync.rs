@@ -186,8 +186,8 @@ impl Translator<'_, '_> {
             }
             _ => unreachable!("not a sync point: {op:?}"),
         }
-        // 2. Save the registers, record where to resume, yield.
-        self.save_registers();
+        // 2. Save the registers still needed afterwards, record where to resume, yield.
+        self.save_registers(k);
         let frame = self.frame();
         let flags = MemFlagsData::trusted();
         let resume_at = self.b.ins().iconst(types::I32, k as i64 + 1);
@@ -198,7 +198,7 @@ impl Translator<'_, '_> {
         self.b.ins().jump(end, &[]);
         // 3. Resume: restore, then write the results.
         self.b.switch_to_block(resume);
-        self.restore_registers();
+        self.restore_registers(k);
         let frame = self.frame();
         let value = self.b.ins().load(types::I64, flags, frame, frame::RESULT);
         let pred = self
@@ -247,21 +247,28 @@ impl Translator<'_, '_> {
         Ok(())
     }
 
-    fn save_registers(&mut self) {
+    /// The registers live after sync point `k`, with their save slots.
+    fn saved_registers(&self, k: usize) -> Vec<(usize, i32)> {
+        let coop = self.coop.as_ref().expect("cooperative");
+        coop.saved[k]
+            .iter()
+            .map(|&r| (r as usize, coop.layout.regs[r as usize]))
+            .collect()
+    }
+
+    fn save_registers(&mut self, k: usize) {
         let frame = self.frame();
-        let offsets = self.coop.as_ref().expect("cooperative").layout.regs.clone();
-        for (r, off) in offsets.iter().enumerate() {
+        for (r, off) in self.saved_registers(k) {
             let v = self.b.use_var(self.regs[r]);
-            self.b.ins().store(MemFlagsData::trusted(), v, frame, *off);
+            self.b.ins().store(MemFlagsData::trusted(), v, frame, off);
         }
     }
 
-    fn restore_registers(&mut self) {
+    fn restore_registers(&mut self, k: usize) {
         let frame = self.frame();
-        let offsets = self.coop.as_ref().expect("cooperative").layout.regs.clone();
-        for (r, off) in offsets.iter().enumerate() {
+        for (r, off) in self.saved_registers(k) {
             let ty = self.func.regs[r].ty.ir_type();
-            let v = self.b.ins().load(ty, MemFlagsData::trusted(), frame, *off);
+            let v = self.b.ins().load(ty, MemFlagsData::trusted(), frame, off);
             self.b.def_var(self.regs[r], v);
         }
     }
