@@ -405,77 +405,80 @@ fn native_vs_inline(opts: &Options) -> Vec<Measurement> {
 /// The same kernels in the JIT and in the reference interpreter: the f16x2 fma chain and the
 /// axpy, each as threads per second.
 fn interpreter(opts: &Options) -> Vec<Measurement> {
-    let mut out = Vec::new();
     let threads: u32 = if opts.quick { 2048 } else { 8192 };
     let config = LaunchConfig {
         grid: Dim3::new(threads / 256, 1, 1),
         block: Dim3::new(256, 1, 1),
         dynamic_shared_bytes: 0,
     };
-    // fma chain
-    let text = chain_ptx("f16x2");
-    let jit = Module::from_ptx(&text).expect("chain");
-    let interp = crate::interp::Interpreter::from_ptx("chain.ptx", &text).expect("chain");
+    // One kernel in both executors: `work` items per launch, reported per second.
+    let compare = |name: &str,
+                   text: &str,
+                   entry: &str,
+                   args: &[Arg],
+                   work: f64,
+                   unit: &'static str,
+                   base_unit: &'static str,
+                   note: &str| {
+        let jit = Module::from_ptx(text).expect("kernel compiles");
+        let kernel = jit.kernel(entry).expect("kernel");
+        let interp =
+            crate::interp::Interpreter::from_ptx("bench.ptx", text).expect("kernel checks");
+        let t_jit =
+            median_time(3, || kernel.launch_with(&config, args).expect("jit")).as_secs_f64();
+        let t_int = median_time(1, || {
+            interp.launch(entry, &config, args).expect("interpreter")
+        })
+        .as_secs_f64();
+        Measurement {
+            name: name.into(),
+            value: work / t_jit / 1e6,
+            unit,
+            baseline: work / t_int / 1e6,
+            baseline_unit: base_unit,
+            ratio: t_int / t_jit,
+            target: Some(20.0),
+            note: note.into(),
+        }
+    };
     let buf = DeviceBuffer::zeroed(threads as usize * 4).expect("alloc");
-    let args = [
+    let chain_args = [
         Arg::buffer(&buf),
         Arg::u32(0x3BFF_3BFE),
         Arg::u32(0x1418_1419),
         Arg::u32(64),
     ];
-    let t_jit = median_time(3, || {
-        jit.kernel("chain")
-            .expect("k")
-            .launch_with(&config, &args)
-            .expect("jit")
-    });
-    let t_int = median_time(1, || {
-        interp.launch("chain", &config, &args).expect("interpreter")
-    });
-    out.push(Measurement {
-        name: "jit_vs_interpreter_fma_chain".into(),
-        value: threads as f64 / t_jit.as_secs_f64() / 1e6,
-        unit: "Mthreads/s",
-        baseline: threads as f64 / t_int.as_secs_f64() / 1e6,
-        baseline_unit: "Mthreads/s(interp)",
-        ratio: t_int.as_secs_f64() / t_jit.as_secs_f64(),
-        target: Some(20.0),
-        note: "64 fma.rn.f16x2 per thread".into(),
-    });
-    // axpy
     let n = threads as usize * 16;
-    let jit = Module::from_ptx(AXPY).expect("axpy");
-    let interp = crate::interp::Interpreter::from_ptx("axpy.ptx", AXPY).expect("axpy");
     let x = DeviceBuffer::from_slice(&vec![0x3C00_3800u32; n]).expect("alloc");
     let y = DeviceBuffer::from_slice(&vec![0x3400_3000u32; n]).expect("alloc");
-    let args = [
+    let axpy_args = [
         Arg::u32(n as u32),
         Arg::u32(0x3800_3C00),
         Arg::buffer(&x),
         Arg::buffer(&y),
     ];
-    let t_jit = median_time(3, || {
-        jit.kernel("h2_axpy")
-            .expect("k")
-            .launch_with(&config, &args)
-            .expect("jit")
-    });
-    let t_int = median_time(1, || {
-        interp
-            .launch("h2_axpy", &config, &args)
-            .expect("interpreter")
-    });
-    out.push(Measurement {
-        name: "jit_vs_interpreter_axpy".into(),
-        value: n as f64 / t_jit.as_secs_f64() / 1e6,
-        unit: "Melem/s",
-        baseline: n as f64 / t_int.as_secs_f64() / 1e6,
-        baseline_unit: "Melem/s(interp)",
-        ratio: t_int.as_secs_f64() / t_jit.as_secs_f64(),
-        target: Some(20.0),
-        note: "interpreter on one core, JIT on all".into(),
-    });
-    out
+    vec![
+        compare(
+            "jit_vs_interpreter_fma_chain",
+            &chain_ptx("f16x2"),
+            "chain",
+            &chain_args,
+            threads as f64,
+            "Mthreads/s",
+            "Mthreads/s(interp)",
+            "64 fma.rn.f16x2 per thread",
+        ),
+        compare(
+            "jit_vs_interpreter_axpy",
+            AXPY,
+            "h2_axpy",
+            &axpy_args,
+            n as f64,
+            "Melem/s",
+            "Melem/s(interp)",
+            "interpreter on one core, JIT on all",
+        ),
+    ]
 }
 
 // ---- 4. compile time ------------------------------------------------------------------------
