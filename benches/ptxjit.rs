@@ -2,5 +2,13 @@
 
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
-    ptxjit::bench::print_report(&ptxjit::bench::Options { quick });
+    // `-- --only compute,features`: just those groups.
+    let args: Vec<String> = std::env::args().collect();
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(|g| g.split(',').map(String::from).collect())
+        .unwrap_or_default();
+    ptxjit::bench::print_report(&ptxjit::bench::Options { quick, only });
 }

@@ -84,7 +84,20 @@ fn median_time(runs: usize, mut f: impl FnMut()) -> Duration {
 pub struct Options {
     /// Smaller sizes: the whole run finishes in under a minute on 2 cores.
     pub quick: bool,
+    /// Only these groups of [`GROUPS`] (all when empty).
+    pub only: Vec<String>,
 }
+
+/// The measurement groups, in report order.
+pub const GROUPS: [&str; 7] = [
+    "streaming",
+    "compute",
+    "features",
+    "interpreter",
+    "compile",
+    "launch",
+    "scaling",
+];
 
 /// Runs everything and prints one `BENCH` line per measurement, then `N passed, N failed`
 /// (orientation-only lines count as neither).
@@ -103,15 +116,22 @@ pub fn print_report(opts: &Options) {
 
 /// Runs every measurement and returns the report lines in order.
 pub fn run(opts: &Options) -> Vec<Measurement> {
-    let mut out = Vec::new();
-    out.extend(streaming(opts));
-    out.extend(compute(opts));
-    out.extend(native_vs_inline(opts));
-    out.extend(interpreter(opts));
-    out.extend(compile_time(opts));
-    out.extend(launch_latency(opts));
-    out.extend(scaling(opts));
-    out
+    let groups: [fn(&Options) -> Vec<Measurement>; 7] = [
+        streaming,
+        compute,
+        features,
+        interpreter,
+        compile_time,
+        launch_latency,
+        scaling,
+    ];
+    let wanted = |name: &str| opts.only.is_empty() || opts.only.iter().any(|g| g == name);
+    GROUPS
+        .iter()
+        .zip(groups)
+        .filter(|(name, _)| wanted(name))
+        .flat_map(|(_, group)| group(opts))
+        .collect()
 }
 
 // ---- 1. streaming ---------------------------------------------------------------------------
@@ -341,63 +361,73 @@ fn compute(opts: &Options) -> Vec<Measurement> {
     out
 }
 
-/// The precompiled f16 helper (`crate::native`) against the inline IR, on the fma chain
-/// (latency-bound) and the axpy (throughput-bound): the measurement behind using them.
-fn native_vs_inline(opts: &Options) -> Vec<Measurement> {
-    if !crate::native::available() {
-        return Vec::new();
+/// The default compilation against each of its speed features turned off, on the fma chain
+/// (latency-bound) and the axpy (throughput-bound): the measurements behind keeping them.
+/// The precompiled f16x2 helpers (`crate::native`) vs the inline IR, and lane groups
+/// (`lower::lanes`) vs one thread at a time.
+fn features(opts: &Options) -> Vec<Measurement> {
+    let mut variants = vec![(
+        "lane_groups",
+        CompileOptions {
+            lane_groups: crate::jit::LaneGroups::Off,
+            ..CompileOptions::default()
+        },
+    )];
+    if crate::native::available() {
+        variants.push((
+            "f16x2_helpers",
+            CompileOptions {
+                native_helpers: false,
+                ..CompileOptions::default()
+            },
+        ));
     }
-    let inline = CompileOptions {
-        native_helpers: false,
-        ..CompileOptions::default()
-    };
-    let helpers = CompileOptions::default();
     let time = |text: &str, entry: &str, o: &CompileOptions, grid: u32, args: &[Arg]| {
-        let m = Module::from_ptx_named("native-vs-inline", text, o).expect("compiles");
+        let m = Module::from_ptx_named("features", text, o).expect("compiles");
         let k = m.kernel(entry).expect("kernel");
         median_time(3, || k.launch(grid, 256, args).expect("launch")).as_secs_f64()
     };
     let threads: usize = if opts.quick { 1 << 15 } else { 1 << 17 };
     let out = DeviceBuffer::zeroed(threads * 4).expect("alloc");
     let chain = chain_ptx("f16x2");
-    let args = [
+    let chain_args = [
         Arg::buffer(&out),
         Arg::u32(0x3BFF_3BFE),
         Arg::u32(0x1418_1419),
         Arg::u32(256),
     ];
     let grid = (threads / 256) as u32;
-    let (t_inline, t_native) = (
-        time(&chain, "chain", &inline, grid, &args),
-        time(&chain, "chain", &helpers, grid, &args),
-    );
     let n = if opts.quick { 1 << 22 } else { 1 << 24 };
     let x = DeviceBuffer::from_slice(&vec![0x3C01_3801u32; n]).expect("alloc");
     let y = DeviceBuffer::from_slice(&vec![0x3403_3005u32; n]).expect("alloc");
-    let args = [
+    let axpy_args = [
         Arg::u32(n as u32),
         Arg::u32(0x3801_3C03),
         Arg::buffer(&x),
         Arg::buffer(&y),
     ];
-    let (a_inline, a_native) = (
-        time(AXPY, "h2_axpy", &inline, 512, &args),
-        time(AXPY, "h2_axpy", &helpers, 512, &args),
-    );
-    let line = |name: &str, t_native: f64, t_inline: f64| Measurement {
-        name: name.into(),
-        value: t_native * 1e3,
-        unit: "ms(helpers)",
-        baseline: t_inline * 1e3,
-        baseline_unit: "ms(inline)",
-        ratio: t_inline / t_native,
-        target: None,
-        note: "ratio > 1: the helpers are faster".into(),
-    };
-    vec![
-        line("f16x2_helpers_vs_inline_fma_chain", t_native, t_inline),
-        line("f16x2_helpers_vs_inline_axpy", a_native, a_inline),
-    ]
+    let default = CompileOptions::default();
+    let mut out_lines = Vec::new();
+    for (feature, without) in variants {
+        for (kernel, text, entry, grid, args) in [
+            ("fma_chain", chain.as_str(), "chain", grid, &chain_args[..]),
+            ("axpy", AXPY, "h2_axpy", 512, &axpy_args[..]),
+        ] {
+            let t_without = time(text, entry, &without, grid, args);
+            let t_with = time(text, entry, &default, grid, args);
+            out_lines.push(Measurement {
+                name: format!("{feature}_on_vs_off_{kernel}"),
+                value: t_with * 1e3,
+                unit: "ms(on)",
+                baseline: t_without * 1e3,
+                baseline_unit: "ms(off)",
+                ratio: t_without / t_with,
+                target: None,
+                note: "ratio > 1: the feature makes it faster".into(),
+            });
+        }
+    }
+    out_lines
 }
 
 // ---- 3. JIT vs interpreter ------------------------------------------------------------------

@@ -2,6 +2,8 @@
 //! the storage of module-scope variables, and the layout of shared memory.
 
 use std::collections::HashMap;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use cranelift_codegen::Context;
@@ -32,7 +34,26 @@ pub struct CompileOptions {
     pub keep_clif: bool,
     /// Use the precompiled `.f16x2` helpers (`crate::native`) when the host supports them.
     pub native_helpers: bool,
+    /// When plain kernels run their threads in lane groups (`lower::lanes`).
+    pub lane_groups: LaneGroups,
 }
+
+/// When a kernel gets its lane-group form: faster to run, about eight times slower to compile.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LaneGroups {
+    /// Never: one thread at a time.
+    Off,
+    /// Compiled on first need, once the kernel's launches reach [`HOT_THREADS`] threads in
+    /// all: two tiers, so a module compiles fast and the kernels that run much run fast.
+    #[default]
+    WhenHot,
+    /// Compiled with the module.
+    Always,
+}
+
+/// Threads after which a kernel's lane-group form is compiled: about where its compile
+/// time (~30 µs a PTX instruction) is repaid by the ~3 ns a thread and instruction it saves.
+pub const HOT_THREADS: u64 = 8192;
 
 impl Default for CompileOptions {
     fn default() -> CompileOptions {
@@ -40,6 +61,7 @@ impl Default for CompileOptions {
             opt_level: OptLevel::Speed,
             keep_clif: false,
             native_helpers: true,
+            lane_groups: LaneGroups::WhenHot,
         }
     }
 }
@@ -146,11 +168,19 @@ pub struct CompiledKernel {
     pub function: usize,
     /// For kernels with barriers or warp collectives: how their rounds are completed.
     pub coop: Option<crate::sync::CoopKernel>,
+    /// Threads launched so far, and the lane-group form once compiled (`None`: the kernel
+    /// cannot run in lane groups).
+    pub threads_run: AtomicU64,
+    pub grouped: OnceLock<Option<BlockFn>>,
 }
 
 /// Native code for a module. Dropping it frees the code.
 pub struct CompiledModule {
     jit: Option<JITModule>,
+    /// The code of the lane-group forms compiled since.
+    tiers: Mutex<Vec<JITModule>>,
+    env: Env,
+    opts: CompileOptions,
     pub kernels: HashMap<String, CompiledKernel>,
     /// Static shared memory every block gets (module and function `.shared` variables).
     pub static_shared_bytes: u32,
@@ -167,7 +197,8 @@ unsafe impl Sync for CompiledModule {}
 
 impl Drop for CompiledModule {
     fn drop(&mut self) {
-        if let Some(jit) = self.jit.take() {
+        let tiers = std::mem::take(self.tiers.get_mut().unwrap_or_else(|e| e.into_inner()));
+        for jit in self.jit.take().into_iter().chain(tiers) {
             // SAFETY: kernels hold an Arc to the module, so no code of it runs any more.
             unsafe { jit.free_memory() };
         }
@@ -251,6 +282,93 @@ pub fn place_variables(module: &checked::Module) -> Result<(Env, Vec<DeviceBuffe
 }
 
 pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<CompiledModule> {
+    let (env, globals) = place_variables(module)?;
+    let all = |_: usize| true;
+    let groups = opts.lane_groups == LaneGroups::Always;
+    let (jit, ids, timings, clif) = build(module, &env, opts, &all, groups)?;
+    let mut kernels = HashMap::new();
+    for (fi, f) in module.functions.iter().enumerate() {
+        if f.kind != FunctionKind::Entry {
+            continue;
+        }
+        let Some(&id) = ids.get(&fi) else { continue };
+        let coop = lower::sync::is_cooperative(f).then(|| crate::sync::CoopKernel {
+            function: fi as u32,
+            frame_bytes: lower::sync::frame_layout(f).bytes,
+            points: lower::sync::sync_points(f),
+        });
+        kernels.insert(
+            f.name.clone(),
+            CompiledKernel {
+                func: block_fn(&jit, id),
+                function: fi,
+                coop,
+                threads_run: AtomicU64::new(0),
+                grouped: OnceLock::new(),
+            },
+        );
+    }
+    Ok(CompiledModule {
+        jit: Some(jit),
+        tiers: Mutex::new(Vec::new()),
+        static_shared_bytes: env.dynamic_shared_offset,
+        env,
+        opts: *opts,
+        kernels,
+        clif,
+        timings,
+        _globals: globals,
+    })
+}
+
+impl CompiledModule {
+    pub fn lane_groups(&self) -> LaneGroups {
+        self.opts.lane_groups
+    }
+
+    /// The lane-group form of kernel `function`, compiled now; `None` if it cannot have one.
+    pub fn compile_grouped(
+        &self,
+        module: &checked::Module,
+        function: usize,
+    ) -> Result<Option<BlockFn>> {
+        if !lower::lanes::eligible(&module.functions[function]) {
+            return Ok(None);
+        }
+        let only = |fi: usize| fi == function;
+        let (jit, ids, _, _) = build(module, &self.env, &self.opts, &only, true)?;
+        let func = block_fn(&jit, ids[&function]);
+        self.tiers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(jit);
+        Ok(Some(func))
+    }
+}
+
+fn block_fn(jit: &JITModule, id: ClifFuncId) -> BlockFn {
+    let ptr = jit.get_finalized_function(id);
+    // SAFETY: entries are defined with `lower::signature` of an entry, which is the
+    // `BlockFn` ABI (one pointer in, one u64 out, the platform calling convention).
+    unsafe { std::mem::transmute::<*const u8, BlockFn>(ptr) }
+}
+
+type Built = (
+    JITModule,
+    HashMap<usize, ClifFuncId>,
+    CompileTimings,
+    Vec<(String, String)>,
+);
+
+/// Compiles the functions `wanted` selects (with lane groups for the eligible entries if
+/// `lane_groups`) into a new JIT module.
+fn build(
+    module: &checked::Module,
+    env: &Env,
+    opts: &CompileOptions,
+    wanted: &dyn Fn(usize) -> bool,
+    lane_groups: bool,
+) -> Result<Built> {
     let codegen_err = |function: &str, message: String| Error::Codegen {
         function: function.into(),
         message,
@@ -288,8 +406,17 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
     let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
     let mut helper_list = helpers();
     if opts.native_helpers && crate::native::available() {
-        for (name, addr, args) in crate::native::symbols() {
-            helper_list.push((name, addr, vec![types::I32; args], vec![types::I32]));
+        let ty = |s: crate::native::Slot| match s {
+            crate::native::Slot::I32 => types::I32,
+            crate::native::Slot::I32x4 => types::I32X4,
+        };
+        for (name, addr, args, result) in crate::native::symbols() {
+            helper_list.push((
+                name,
+                addr,
+                args.into_iter().map(ty).collect(),
+                vec![ty(result)],
+            ));
         }
     }
     for (name, addr, _, _) in &helper_list {
@@ -297,12 +424,10 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
     }
     let mut jit = JITModule::new(jb);
 
-    let (env, globals) = place_variables(module)?;
-
     // Declarations.
     let mut ids: HashMap<usize, ClifFuncId> = HashMap::new();
     for (fi, f) in module.functions.iter().enumerate() {
-        if f.body.is_none() {
+        if f.body.is_none() || !wanted(fi) {
             continue;
         }
         let sig = lower::signature(f, call_conv);
@@ -353,7 +478,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         let lower_start = Instant::now();
         {
             let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-            Translator::translate(&mut builder, module, fi, &env, &callees)?;
+            Translator::translate(&mut builder, module, fi, env, &callees, lane_groups)?;
             builder.finalize(jit.isa().frontend_config());
         }
         timings.lower += lower_start.elapsed();
@@ -374,36 +499,5 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
     }
     jit.finalize_definitions()
         .map_err(|e| codegen_err("<module>", e.to_string()))?;
-    let mut kernels = HashMap::new();
-    for (fi, f) in module.functions.iter().enumerate() {
-        if f.kind != FunctionKind::Entry {
-            continue;
-        }
-        let Some(&id) = ids.get(&fi) else { continue };
-        let ptr = jit.get_finalized_function(id);
-        // SAFETY: the function was defined with `lower::signature` of an entry, which is the
-        // `BlockFn` ABI (one pointer in, one u64 out, the platform calling convention).
-        let func: BlockFn = unsafe { std::mem::transmute::<*const u8, BlockFn>(ptr) };
-        let coop = lower::sync::is_cooperative(f).then(|| crate::sync::CoopKernel {
-            function: fi as u32,
-            frame_bytes: lower::sync::frame_layout(f).bytes,
-            points: lower::sync::sync_points(f),
-        });
-        kernels.insert(
-            f.name.clone(),
-            CompiledKernel {
-                func,
-                function: fi,
-                coop,
-            },
-        );
-    }
-    Ok(CompiledModule {
-        jit: Some(jit),
-        kernels,
-        static_shared_bytes: env.dynamic_shared_offset,
-        clif,
-        timings,
-        _globals: globals,
-    })
+    Ok((jit, ids, timings, clif))
 }

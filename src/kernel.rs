@@ -3,6 +3,7 @@
 
 use std::path::Path;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use ptxjit_runtime::{BlockFailure, DeviceBuffer, Dim3, LaunchConfig, StatusKind};
 
@@ -306,6 +307,7 @@ impl Kernel {
             buf[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&a.bytes);
         }
         let static_shared = self.module.compiled.static_shared_bytes;
+        let func = self.tier(config);
         // SAFETY: `func` was compiled from this kernel's checked function, whose parameter
         // layout `buf` follows.
         let coop = self.module.compiled.kernels[&self.name].coop.as_ref();
@@ -320,7 +322,7 @@ impl Kernel {
         });
         let outcome = unsafe {
             ptxjit_runtime::launch_scheduled(
-                self.func,
+                func,
                 config,
                 buf,
                 static_shared,
@@ -330,6 +332,31 @@ impl Kernel {
         }
         .map_err(|e| self.launch_error(e.to_string()))?;
         outcome.map_err(|failure| self.failure(failure))
+    }
+
+    /// The code to run: the lane-group form once the kernel is hot (`LaneGroups::WhenHot`),
+    /// compiled here on first need, else the module's.
+    fn tier(&self, config: &LaunchConfig) -> ptxjit_runtime::BlockFn {
+        let compiled = &self.module.compiled;
+        let k = &compiled.kernels[&self.name];
+        if compiled.lane_groups() != jit::LaneGroups::WhenHot {
+            return self.func;
+        }
+        let threads = config.grid.count() * config.block.count();
+        let before = k.threads_run.fetch_add(threads, Ordering::Relaxed);
+        if before + threads < jit::HOT_THREADS {
+            return self.func;
+        }
+        // A failure here would be a lowering bug the eager mode's tests catch; the module's
+        // form still runs the kernel correctly.
+        k.grouped
+            .get_or_init(|| {
+                compiled
+                    .compile_grouped(&self.module.checked, self.function)
+                    .ok()
+                    .flatten()
+            })
+            .unwrap_or(self.func)
     }
 
     fn failure(&self, failure: BlockFailure) -> Error {

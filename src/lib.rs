@@ -26,6 +26,6 @@ pub mod sync;
 pub mod types;
 
 pub use error::{Diagnostic, Error, Result};
-pub use jit::{CompileOptions, OptLevel};
+pub use jit::{CompileOptions, LaneGroups, OptLevel};
 pub use kernel::{Arg, Kernel, Module, ParamInfo};
 pub use ptxjit_runtime::{DeviceBuffer, Dim3, LaunchConfig, Schedule};

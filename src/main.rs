@@ -71,6 +71,10 @@ enum Command {
         /// Smaller sizes: under a minute on 2 cores.
         #[arg(long)]
         quick: bool,
+        /// Only these groups (streaming, compute, features, interpreter, compile, launch,
+        /// scaling); all when absent.
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
     },
     /// Print the Cranelift IR of the module's functions.
     Clif {
@@ -105,7 +109,7 @@ fn main() -> ExitCode {
             shared_bytes,
         ),
         Command::Check { file } => check(&file),
-        Command::Bench { quick } => bench(quick),
+        Command::Bench { quick, only } => bench(quick, only),
         Command::Clif { file, kernel, opt } => clif(&file, kernel.as_deref(), opt),
     };
     match result {
@@ -303,13 +307,22 @@ fn format_buffer(buf: &DeviceBuffer, elem: Elem) -> String {
     format!("[{}]", items.join(", "))
 }
 
-fn bench(quick: bool) -> Result<(), String> {
+fn bench(quick: bool, only: Vec<String>) -> Result<(), String> {
     if cfg!(debug_assertions) {
         eprintln!(
             "note: this is an unoptimized build; run `cargo run --release -- bench` for real figures"
         );
     }
-    ptxjit::bench::print_report(&ptxjit::bench::Options { quick });
+    if let Some(bad) = only
+        .iter()
+        .find(|g| !ptxjit::bench::GROUPS.contains(&g.as_str()))
+    {
+        return Err(format!(
+            "unknown bench group '{bad}' (groups: {})",
+            ptxjit::bench::GROUPS.join(", ")
+        ));
+    }
+    ptxjit::bench::print_report(&ptxjit::bench::Options { quick, only });
     Ok(())
 }
 

@@ -11,14 +11,21 @@
 use crate::frontend::checked::{FloatMods, FloatOp, Rounding};
 use crate::semantics::half::{CANONICAL_NAN, F16};
 
-/// The one helper symbol.
+/// The helper for one `f16x2` operation.
 pub const SYMBOL: &str = "ptxjit_f16_arith";
+
+/// The helper for eight halves at once: a lane group's (`lower::lanes`) four `f16x2`
+/// operations, or four `f16` ones in the low halves of the 32-bit lanes. Arguments and result
+/// are 128-bit vectors (`i32x4`), plus the same `code`.
+pub const SYMBOL_X8: &str = "ptxjit_f16_arith_x8";
 
 /// Whether the helpers can run on this host.
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        std::is_x86_feature_detected!("f16c") && std::is_x86_feature_detected!("fma")
+        std::is_x86_feature_detected!("f16c")
+            && std::is_x86_feature_detected!("fma")
+            && std::is_x86_feature_detected!("avx2")
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -49,13 +56,31 @@ pub fn code(op: FloatOp, mods: FloatMods) -> Option<u32> {
     Some(op_bits | (mods.ftz as u32) << 4 | (mods.sat as u32) << 5 | (mods.relu as u32) << 6)
 }
 
-/// (name, address, number of i32 arguments) for the JIT's symbol table.
-pub fn symbols() -> Vec<(&'static str, *const u8, usize)> {
-    vec![(SYMBOL, f16_arith as *const u8, 4)]
+/// An argument or result of a helper.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Slot {
+    I32,
+    I32x4,
+}
+
+/// (name, address, arguments, result) for the JIT's symbol table.
+pub fn symbols() -> Vec<(&'static str, *const u8, Vec<Slot>, Slot)> {
+    use Slot::*;
+    vec![
+        (SYMBOL, f16_arith as *const u8, vec![I32; 4], I32),
+        #[cfg(target_arch = "x86_64")]
+        (
+            SYMBOL_X8,
+            f16_arith_x8 as *const u8,
+            vec![I32x4, I32x4, I32x4, I32],
+            I32x4,
+        ),
+    ]
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::CANONICAL_NAN;
     use std::arch::x86_64::*;
 
     /// Both lanes of packed f16x2 `a`, `b`, `c` decoded to f32, combined by `op`, rounded to f16
@@ -77,6 +102,99 @@ mod x86 {
         unsafe { _mm_storeu_ps(out.as_mut_ptr(), r) };
         (_mm_cvtsi128_si32(h) as u32, out)
     }
+
+    /// `.ftz` on eight halves: subnormals become zero of the same sign.
+    #[target_feature(enable = "avx2")]
+    fn flush(x: __m128i) -> __m128i {
+        let mag = _mm_and_si128(x, _mm_set1_epi16(0x7FFF));
+        let subnormal = _mm_cmplt_epi16(mag, _mm_set1_epi16(0x0400));
+        let signed_zero = _mm_and_si128(x, _mm_set1_epi16(0x8000u16 as i16));
+        _mm_blendv_epi8(x, signed_zero, subnormal)
+    }
+
+    /// Which of eight halves are NaN (all ones) or not (zero).
+    #[target_feature(enable = "avx2")]
+    fn nan(x: __m128i) -> __m128i {
+        let mag = _mm_and_si128(x, _mm_set1_epi16(0x7FFF));
+        _mm_cmpgt_epi16(mag, _mm_set1_epi16(0x7C00))
+    }
+
+    /// The eight-half form of the scalar helper: same steps, same order, same bits.
+    #[target_feature(enable = "avx2,f16c,fma")]
+    pub fn arith8(a: __m128i, b: __m128i, c: __m128i, code: u32) -> __m128i {
+        let op = code & 15;
+        let (ftz, sat, relu) = (code & 16 != 0, code & 32 != 0, code & 64 != 0);
+        let (a, b, c) = if ftz {
+            (flush(a), flush(b), flush(c))
+        } else {
+            (a, b, c)
+        };
+        let (fa, fb, fc) = (_mm256_cvtph_ps(a), _mm256_cvtph_ps(b), _mm256_cvtph_ps(c));
+        let r = match op {
+            0 => _mm256_add_ps(fa, fb),
+            1 => _mm256_sub_ps(fa, fb),
+            2 => _mm256_mul_ps(fa, fb),
+            _ => _mm256_fmadd_ps(fa, fb, fc),
+        };
+        let mut h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r);
+        h = _mm_blendv_epi8(h, _mm_set1_epi16(CANONICAL_NAN as i16), nan(h));
+        if op == 3 {
+            // The f32 fma rounded once already; where it landed on a half midpoint (low bits
+            // zero, not representable), the exact fma decides.
+            let bits = _mm256_castps_si256(r);
+            let low_zero = _mm256_cmpeq_epi32(
+                _mm256_and_si256(bits, _mm256_set1_epi32(0xFFF)),
+                _mm256_setzero_si256(),
+            );
+            let moved = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_NEQ_OQ>(_mm256_cvtph_ps(h), r));
+            let hazard = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_and_si256(low_zero, moved)));
+            if hazard != 0 {
+                let mut out = [0u16; 8];
+                let (mut la, mut lb, mut lc) = ([0u16; 8], [0u16; 8], [0u16; 8]);
+                // SAFETY: each array has room for eight halves.
+                unsafe {
+                    _mm_storeu_si128(out.as_mut_ptr().cast(), h);
+                    _mm_storeu_si128(la.as_mut_ptr().cast(), a);
+                    _mm_storeu_si128(lb.as_mut_ptr().cast(), b);
+                    _mm_storeu_si128(lc.as_mut_ptr().cast(), c);
+                }
+                for i in (0..8).filter(|i| hazard >> i & 1 == 1) {
+                    out[i] = crate::semantics::half::fma_f16(la[i], lb[i], lc[i]);
+                }
+                // SAFETY: as above.
+                h = unsafe { _mm_loadu_si128(out.as_ptr().cast()) };
+            }
+        }
+        if ftz {
+            h = flush(h);
+        }
+        let zero = _mm_setzero_si128();
+        if sat {
+            // NaN and negatives (−0 too) give +0, then clamp to 1.0.
+            let out = _mm_or_si128(nan(h), _mm_cmplt_epi16(h, zero));
+            h = _mm_min_epu16(_mm_andnot_si128(out, h), _mm_set1_epi16(0x3C00));
+        }
+        if relu {
+            let nan = nan(h);
+            h = _mm_andnot_si128(_mm_cmplt_epi16(h, zero), h);
+            h = _mm_blendv_epi8(h, _mm_set1_epi16(CANONICAL_NAN as i16), nan);
+        }
+        h
+    }
+}
+
+/// `ptxjit_f16_arith_x8(a, b, c, code)`: [`f16_arith`] on eight halves.
+// A 128-bit vector goes in an xmm register in the x86-64 C ABI, as Cranelift passes I32X4.
+#[allow(improper_ctypes_definitions)]
+#[cfg(target_arch = "x86_64")]
+extern "C" fn f16_arith_x8(
+    a: std::arch::x86_64::__m128i,
+    b: std::arch::x86_64::__m128i,
+    c: std::arch::x86_64::__m128i,
+    code: u32,
+) -> std::arch::x86_64::__m128i {
+    // SAFETY: the JIT only calls the helper when `available()` said so.
+    unsafe { x86::arith8(a, b, c, code) }
 }
 
 /// `ptxjit_f16_arith(a, b, c, code)`: see [`code`].

@@ -8,7 +8,7 @@ use std::path::Path;
 mod common;
 
 use common::case::{elem_size, kernel_dirs, load_case};
-use ptxjit::{CompileOptions, Module, OptLevel};
+use ptxjit::{CompileOptions, LaneGroups, Module, OptLevel};
 use serde_json::Value;
 
 /// (kernel folder, first unsupported opcode). Kept equal to the README's table.
@@ -152,21 +152,42 @@ fn every_corpus_kernel_passes_or_is_listed_as_not_yet_supported() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-#[test]
-fn every_supported_kernel_also_passes_without_optimization_or_native_helpers() {
-    // opt_level none also switches to the single-pass register allocator; without the
-    // native helpers, the inline code of every f16x2 form runs too.
-    let opts = CompileOptions {
-        opt_level: OptLevel::None,
-        native_helpers: false,
-        ..CompileOptions::default()
-    };
+/// Every supported kernel passes compiled with `opts`.
+fn all_pass_with(opts: &CompileOptions) {
     for dir in kernel_dirs() {
         let name = dir.file_name().unwrap().to_str().unwrap();
         if NOT_YET_SUPPORTED.iter().any(|(n, _)| *n == name) {
             continue;
         }
-        let mismatches = run_kernel(&dir, &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let mismatches = run_kernel(&dir, opts).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(mismatches.is_empty(), "{name}: {}", mismatches.join(" | "));
     }
+}
+
+#[test]
+fn every_supported_kernel_also_passes_in_lane_groups() {
+    all_pass_with(&CompileOptions {
+        lane_groups: LaneGroups::Always,
+        ..CompileOptions::default()
+    });
+}
+
+#[test]
+fn every_supported_kernel_also_passes_one_thread_at_a_time() {
+    all_pass_with(&CompileOptions {
+        lane_groups: LaneGroups::Off,
+        ..CompileOptions::default()
+    });
+}
+
+#[test]
+fn every_supported_kernel_also_passes_without_optimization_or_native_helpers() {
+    // opt_level none also switches to the single-pass register allocator; without the
+    // native helpers, the inline code of every f16x2 form runs too (in lane groups).
+    all_pass_with(&CompileOptions {
+        opt_level: OptLevel::None,
+        native_helpers: false,
+        lane_groups: LaneGroups::Always,
+        ..CompileOptions::default()
+    });
 }

@@ -70,34 +70,59 @@ fn first_is_destination(op: Op) -> bool {
     }
 }
 
+/// Registers the instruction writes (if it executes).
+pub fn destinations(inst: &Inst) -> Vec<u32> {
+    let mut defs = Vec::new();
+    if let Some(a @ (Arg::Reg(_) | Arg::Vector(_) | Arg::Pair(..) | Arg::List(_))) =
+        inst.args.first()
+        && first_is_destination(inst.op)
+    {
+        regs_of(a, &mut defs);
+    }
+    defs
+}
+
+/// Registers the instruction reads: its guard, sources and address operands.
+pub fn sources(inst: &Inst) -> Vec<u32> {
+    let mut uses: Vec<u32> = inst.guard.iter().map(|g| g.reg).collect();
+    let skip = usize::from(!destinations(inst).is_empty());
+    for a in &inst.args[skip..] {
+        regs_of(a, &mut uses);
+    }
+    uses
+}
+
 /// (registers read, registers certainly written) by one instruction.
 fn uses_defs(inst: &Inst) -> (Vec<u32>, Vec<u32>) {
-    let mut uses = Vec::new();
-    let mut defs = Vec::new();
-    if let Some(g) = inst.guard {
-        uses.push(g.reg);
-    }
-    for (i, a) in inst.args.iter().enumerate() {
-        let dest = i == 0 && first_is_destination(inst.op);
-        match (dest, a) {
-            // An address operand in the destination position is read, not written.
-            (true, Arg::Addr { .. }) => regs_of(a, &mut uses),
-            (true, _) => regs_of(a, &mut defs),
-            (false, _) => regs_of(a, &mut uses),
-        }
-    }
+    let mut uses = sources(inst);
+    let mut defs = destinations(inst);
     // A guarded write may not happen: it does not end the old value's life.
     if inst.guard.is_some() {
-        uses.extend(defs.iter().copied());
-        defs.clear();
+        uses.append(&mut defs);
     }
     (uses, defs)
 }
 
-/// For each instruction, the registers live after it (needed by some later instruction).
-pub fn live_out(f: &Function) -> Vec<Vec<u32>> {
+/// Registers live before (`live_in`) and after (`live_out`) each instruction: needed by some
+/// later instruction.
+pub struct Liveness {
+    pub live_in: Vec<Vec<u32>>,
+    pub live_out: Vec<Vec<u32>>,
+}
+
+impl Liveness {
+    /// Registers live when execution reaches instruction `pos` (none past the end).
+    pub fn at(&self, pos: usize) -> &[u32] {
+        self.live_in.get(pos).map_or(&[], Vec::as_slice)
+    }
+}
+
+pub fn analyze(f: &Function) -> Liveness {
     let Some(body) = &f.body else {
-        return Vec::new();
+        return Liveness {
+            live_in: Vec::new(),
+            live_out: Vec::new(),
+        };
     };
     let n = body.len();
     let nregs = f.regs.len();
@@ -149,7 +174,10 @@ pub fn live_out(f: &Function) -> Vec<Vec<u32>> {
             }
         }
     }
-    live_out.iter().map(Set::members).collect()
+    Liveness {
+        live_in: live_in.iter().map(Set::members).collect(),
+        live_out: live_out.iter().map(Set::members).collect(),
+    }
 }
 
 #[cfg(test)]
@@ -168,7 +196,7 @@ mod tests {
         )
         .unwrap();
         let f = &m.functions[0];
-        let live = live_out(f);
+        let live = analyze(f).live_out;
         let name = |r: u32| f.regs[r as usize].name.as_str();
         // After the barrier (instruction 3): %a and %i (the loop counter) — not %b, never
         // used, nor %c, written before any read.

@@ -33,6 +33,7 @@ mod data;
 mod float;
 mod half;
 mod int;
+pub mod lanes;
 pub mod liveness;
 mod memory;
 mod operands;
@@ -116,6 +117,8 @@ pub struct Translator<'a, 'b> {
     thread_end: Option<Block>,
     /// Cooperative kernels (barriers, warp collectives): the frame machinery.
     coop: Option<Coop>,
+    /// Plain kernels run in lane groups: the group code's state (`lanes`).
+    lanes: Option<lanes::Lanes>,
     /// Index and span of the instruction being lowered (for statuses and diagnostics).
     pub inst_index: u32,
     pub span: Span,
@@ -165,6 +168,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         func_id: FuncId,
         env: &'a Env,
         callees: &'a Callees,
+        lane_groups: bool,
     ) -> LResult {
         let func = &module.functions[func_id];
         let body = func
@@ -250,7 +254,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                     .map(|(k, p)| (p.inst as usize, k))
                     .collect(),
                 saved: {
-                    let live = liveness::live_out(func);
+                    let live = liveness::analyze(func).live_out;
                     points
                         .iter()
                         .map(|p| live[p.inst as usize].clone())
@@ -280,6 +284,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             vars,
             thread_end: None,
             coop,
+            lanes: None,
             inst_index: 0,
             span: func.span,
             opcode: "",
@@ -290,6 +295,16 @@ impl<'a, 'b> Translator<'a, 'b> {
             label_blocks
                 .entry(pos)
                 .or_insert_with(|| t.b.create_block());
+        }
+        let grouped = lane_groups && lanes::eligible(func);
+        if grouped {
+            // A lane of a diverged group may continue after any guarded branch.
+            for pos in lanes::continuations(func) {
+                label_blocks
+                    .entry(pos)
+                    .or_insert_with(|| t.b.create_block());
+            }
+            t.lanes = Some(lanes::Lanes::new(t.b, func, &label_blocks));
         }
         let body_start = *label_blocks.entry(0).or_insert_with(|| t.b.create_block());
         if func.kind == FunctionKind::Entry {
@@ -302,7 +317,13 @@ impl<'a, 'b> Translator<'a, 'b> {
         } else {
             body_start
         };
-        t.b.ins().jump(thread_start, &[]);
+        let groups_start = grouped.then(|| t.b.create_block());
+        match groups_start {
+            Some(groups) => t.choose_groups(groups, thread_start),
+            None => {
+                t.b.ins().jump(thread_start, &[]);
+            }
+        }
         if t.coop.is_some() {
             t.dispatch(thread_start, body_start);
         }
@@ -336,7 +357,12 @@ impl<'a, 'b> Translator<'a, 'b> {
             // Falling off the end is `ret`.
             t.thread_done();
         }
-        if let Some(end) = t.thread_end {
+        if let Some(groups) = groups_start {
+            t.lower_groups(groups)?;
+            let next_thread = t.b.create_block();
+            t.lane_dispatch(t.thread_end.expect("entry"), next_thread);
+            t.next_thread(next_thread, thread_start);
+        } else if let Some(end) = t.thread_end {
             t.next_thread(end, thread_start);
         }
         t.b.seal_all_blocks();

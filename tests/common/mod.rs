@@ -43,8 +43,14 @@ impl W {
 /// Runs `inst` (with `{d}`, `{a}`, `{b}`, `{c}` standing for the destination and sources)
 /// once per element: thread i reads element i of each source array and writes element i of
 /// the result. Values are raw bits in u64.
+/// Compiled in lane groups from the start, so that every form also runs in the group code
+/// (the default compiles them only for launches of many threads).
 pub fn elementwise(inst: &str, dst: W, srcs: &[(W, &[u64])]) -> Vec<u64> {
-    elementwise_with(&ptxjit::CompileOptions::default(), inst, dst, srcs)
+    let opts = ptxjit::CompileOptions {
+        lane_groups: ptxjit::LaneGroups::Always,
+        ..ptxjit::CompileOptions::default()
+    };
+    elementwise_with(&opts, inst, dst, srcs)
 }
 
 /// [`elementwise`] compiled with `opts`.

@@ -1,0 +1,634 @@
+//! Lane groups: a plain kernel runs its threads [`LANES`] at a time.
+//!
+//! Why: a thread's code is mostly a chain of dependent operations (a half operation is a dozen
+//! dependent CPU instructions), so running one thread after another leaves most of the CPU's
+//! execution units idle. Here every PTX register has one Cranelift variable per lane and each
+//! instruction is lowered once per lane: the lanes' independent chains interleave, and the
+//! thread loop and uniform branches are paid once per group.
+//!
+//! A branch (or guarded `ret`/`exit`) is taken by the whole group when its lanes agree: loop
+//! back-edges and bounds checks inside the grid. When they disagree the group *diverges*: the
+//! live registers of every lane are spilled to a stack area and each lane continues alone in
+//! the function's ordinary one-thread code from its own target, one lane after another; then
+//! the next group starts. So divergence costs a spill and scalar speed, never correctness.
+//!
+//! Used for `.entry` kernels without synchronization points, calls or per-thread memory
+//! (`.local`), when `ntid.x` is a multiple of [`LANES`] (checked at launch: other blocks run
+//! the one-thread loop).
+
+use std::collections::HashMap;
+
+use cranelift_codegen::ir::{
+    self, Block, InstBuilder, StackSlot, StackSlotData, StackSlotKind, types,
+};
+use cranelift_frontend::Variable;
+
+use super::liveness::Liveness;
+use super::{LResult, Translator, ctx, invariant};
+use crate::frontend::ast::{FunctionKind, StateSpace};
+use crate::frontend::checked::{self, Arg, Function, Op};
+use crate::types::PtxType;
+
+/// Threads per group: four interleaved chains keep x86-64's registers mostly sufficient.
+pub const LANES: usize = 16;
+
+/// The stack area: the group's first thread (x, y, z), the resume index, the divergence mask,
+/// then one register frame per lane.
+const BASE: i32 = 0;
+const RESUME: i32 = 12;
+const MASK: i32 = 16;
+const FRAMES: i32 = 32;
+
+/// Whether `f` can run in lane groups.
+pub fn eligible(f: &Function) -> bool {
+    f.kind == FunctionKind::Entry
+        && !super::sync::is_cooperative(f)
+        && f.vars.iter().all(|v| v.space == StateSpace::Shared)
+        && f.body.iter().flatten().all(|i| i.op != Op::Call)
+}
+
+/// Whether the instruction ends control flow for the lanes whose guard holds.
+fn is_guarded_exit(inst: &checked::Inst) -> bool {
+    inst.guard.is_some() && matches!(inst.op, Op::Bra | Op::Ret | Op::Exit)
+}
+
+/// Positions where a lane of a diverged group may continue in the one-thread code besides
+/// labels: after each guarded branch, `ret` or `exit`. The one-thread code starts a block there.
+pub fn continuations(f: &Function) -> Vec<usize> {
+    f.body
+        .iter()
+        .flatten()
+        .enumerate()
+        .filter(|(_, inst)| is_guarded_exit(inst))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// Registers that hold the same value in every lane of a group: written only from
+/// constants, parameters, the block's and grid's shape and other such registers. Control flow
+/// inside the group code is uniform (a disagreement leaves it), so such a register needs one
+/// variable for the whole group and its instructions are lowered once.
+pub fn uniform_registers(f: &Function) -> Vec<bool> {
+    use crate::frontend::checked::Special;
+    let body = f.body.as_deref().unwrap_or(&[]);
+    let same_everywhere = |inst: &checked::Inst| {
+        let op_ok = match inst.op {
+            Op::Mov(_)
+            | Op::Cvt { .. }
+            | Op::Int { .. }
+            | Op::Float { .. }
+            | Op::Setp { .. }
+            | Op::Set { .. }
+            | Op::Selp(_)
+            | Op::Cvta { .. } => true,
+            Op::Ld { space, .. } => matches!(space, StateSpace::Param | StateSpace::Const),
+            _ => false,
+        };
+        let special_ok = |a: &Arg| match a {
+            Arg::Special(s) => matches!(
+                s,
+                Special::Ntid(_)
+                    | Special::Ctaid(_)
+                    | Special::Nctaid(_)
+                    | Special::NWarpId
+                    | Special::NSmId
+                    | Special::GridId
+                    | Special::DynamicSmemSize
+            ),
+            Arg::Vector(v) => v.iter().all(|x| !matches!(x, Arg::Special(_))),
+            _ => true,
+        };
+        op_ok && inst.args.iter().all(special_ok)
+    };
+    let mut uniform = vec![true; f.regs.len()];
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for inst in body {
+            let defs = super::liveness::destinations(inst);
+            if defs.iter().all(|&d| !uniform[d as usize]) {
+                continue;
+            }
+            let ok = same_everywhere(inst)
+                && super::liveness::sources(inst)
+                    .iter()
+                    .all(|&u| uniform[u as usize]);
+            if !ok {
+                for d in defs {
+                    uniform[d as usize] = false;
+                }
+                changed = true;
+            }
+        }
+    }
+    uniform
+}
+
+/// Translation state of the group code.
+pub(super) struct Lanes {
+    regs: Vec<Vec<Variable>>,
+    uniform: Vec<bool>,
+    tid: Vec<[Variable; 3]>,
+    area: StackSlot,
+    /// Offset of each register in a lane's frame, and the frame's size.
+    slots: Vec<i32>,
+    frame_bytes: i32,
+    live: Liveness,
+    /// Group-code block at each label position.
+    labels: HashMap<usize, Block>,
+    /// One-thread-code block at each position a lane may continue from.
+    scalar: HashMap<usize, Block>,
+    /// Where the group goes when all its threads are done.
+    next_group: Block,
+    /// For each divergence site, one block per lane (that lane continues) and one past the
+    /// last (the group is done); the resume index numbers them all.
+    resume_blocks: Vec<Block>,
+}
+
+impl Lanes {
+    pub(super) fn new(
+        b: &mut cranelift_frontend::FunctionBuilder,
+        f: &Function,
+        scalar: &HashMap<usize, Block>,
+    ) -> Lanes {
+        let var =
+            |b: &mut cranelift_frontend::FunctionBuilder, ty: PtxType| b.declare_var(ty.ir_type());
+        let uniform = uniform_registers(f);
+        let first: Vec<Variable> = f.regs.iter().map(|r| var(b, r.ty)).collect();
+        let mut regs = vec![first.clone()];
+        for _ in 1..LANES {
+            let lane = f
+                .regs
+                .iter()
+                .zip(&first)
+                .zip(&uniform)
+                .map(|((r, &v), &u)| if u { v } else { var(b, r.ty) })
+                .collect();
+            regs.push(lane);
+        }
+        let tid = (0..LANES)
+            .map(|_| [0; 3].map(|_| b.declare_var(types::I32)))
+            .collect();
+        let mut off = 0;
+        let slots = f
+            .regs
+            .iter()
+            .map(|r| {
+                let o = off;
+                off += if r.ty == PtxType::B128 { 16 } else { 8 };
+                o
+            })
+            .collect();
+        let frame_bytes = off.max(8);
+        let area = b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            FRAMES as u32 + LANES as u32 * frame_bytes as u32,
+            4,
+        ));
+        let mut labels = HashMap::new();
+        for &pos in &f.labels {
+            labels.entry(pos).or_insert_with(|| b.create_block());
+        }
+        labels.entry(0).or_insert_with(|| b.create_block());
+        Lanes {
+            regs,
+            uniform,
+            tid,
+            area,
+            slots,
+            frame_bytes,
+            live: super::liveness::analyze(f),
+            labels,
+            scalar: scalar.clone(),
+            next_group: b.create_block(),
+            resume_blocks: Vec::new(),
+        }
+    }
+}
+
+impl Translator<'_, '_> {
+    /// In the entry block: no lane is pending; to `groups` if the block's `ntid.x` is a
+    /// multiple of [`LANES`], else to `one_thread`.
+    pub(super) fn choose_groups(&mut self, groups: Block, one_thread: Block) {
+        let area = self.lanes.as_ref().expect("grouped").area;
+        let none = self.b.ins().iconst(types::I32, -1);
+        self.b.ins().stack_store(types::I64, none, area, RESUME);
+        let nx = self
+            .b
+            .ins()
+            .load(types::I32, invariant(), self.ctx, ctx::NTID);
+        let rest = self.b.ins().band_imm_u(nx, LANES as i64 - 1);
+        self.b.ins().brif(rest, one_thread, &[], groups, &[]);
+    }
+
+    /// Emits the group code, starting at `start`.
+    pub(super) fn lower_groups(&mut self, start: Block) -> LResult {
+        let body = self.func.body.as_ref().expect("defined");
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let (area, next_group) = (lanes.area, lanes.next_group);
+        let body_start = lanes.labels[&0];
+        let entry_live: Vec<u32> = lanes.live.at(0).to_vec();
+
+        // First group: thread (0, 0, 0).
+        self.b.switch_to_block(start);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        for d in 0..3 {
+            self.b
+                .ins()
+                .stack_store(types::I64, zero, area, BASE + 4 * d);
+        }
+        let group_start = self.b.create_block();
+        self.b.ins().jump(group_start, &[]);
+
+        // Each group: the lanes' thread ids; registers read before any write start at zero
+        // (so that their values never flow in from elsewhere).
+        self.b.switch_to_block(group_start);
+        let base: Vec<ir::Value> = (0..3)
+            .map(|d| {
+                self.b
+                    .ins()
+                    .stack_load(types::I64, types::I32, area, BASE + 4 * d)
+            })
+            .collect();
+        for k in 0..LANES {
+            let tid = self.lanes.as_ref().expect("grouped").tid[k];
+            let x = self.b.ins().iadd_imm_s(base[0], k as i64);
+            self.b.def_var(tid[0], x);
+            self.b.def_var(tid[1], base[1]);
+            self.b.def_var(tid[2], base[2]);
+            for &r in &entry_live {
+                let ty = self.func.regs[r as usize].ty;
+                let v = self.const_bits(ty, 0);
+                let var = self.lanes.as_ref().expect("grouped").regs[k][r as usize];
+                self.b.def_var(var, v);
+            }
+        }
+        self.b.ins().jump(body_start, &[]);
+
+        // The body, once per group.
+        let mut terminated = true;
+        for (i, inst) in body.iter().enumerate() {
+            let label = self
+                .lanes
+                .as_ref()
+                .expect("grouped")
+                .labels
+                .get(&i)
+                .copied();
+            if let Some(blk) = label {
+                if !terminated {
+                    self.b.ins().jump(blk, &[]);
+                }
+                self.b.switch_to_block(blk);
+            } else if terminated {
+                let blk = self.b.create_block();
+                self.b.switch_to_block(blk);
+            }
+            self.inst_index = i as u32;
+            self.span = inst.span;
+            self.opcode = &inst.opcode;
+            terminated = self.group_instruction(inst, i)?;
+        }
+        if !terminated {
+            self.b.ins().jump(next_group, &[]);
+        }
+
+        // Next group: x advances by LANES, then y, then z; after the last, the block is done.
+        self.b.switch_to_block(next_group);
+        let flags = invariant();
+        for d in 0..3 {
+            let n = self
+                .b
+                .ins()
+                .load(types::I32, flags, self.ctx, ctx::NTID + 4 * d);
+            let cur = self
+                .b
+                .ins()
+                .stack_load(types::I64, types::I32, area, BASE + 4 * d);
+            let step = if d == 0 { LANES as i64 } else { 1 };
+            let next = self.b.ins().iadd_imm_s(cur, step);
+            let more = self
+                .b
+                .ins()
+                .icmp(ir::condcodes::IntCC::UnsignedLessThan, next, n);
+            let advance = self.b.create_block();
+            let carry = self.b.create_block();
+            self.b.ins().brif(more, advance, &[], carry, &[]);
+            self.b.switch_to_block(advance);
+            self.b
+                .ins()
+                .stack_store(types::I64, next, area, BASE + 4 * d);
+            self.b.ins().jump(group_start, &[]);
+            self.b.switch_to_block(carry);
+            let zero = self.b.ins().iconst(types::I32, 0);
+            self.b
+                .ins()
+                .stack_store(types::I64, zero, area, BASE + 4 * d);
+        }
+        let done = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().return_(&[done]);
+        Ok(())
+    }
+
+    /// The one-thread code's thread end in a grouped kernel: a lane of a diverged group
+    /// finished, so the next lane (or the next group) goes on; otherwise `next_thread`.
+    pub(super) fn lane_dispatch(&mut self, at: Block, next_thread: Block) {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let (area, blocks) = (lanes.area, lanes.resume_blocks.clone());
+        self.b.switch_to_block(at);
+        let resume = self
+            .b
+            .ins()
+            .stack_load(types::I64, types::I32, area, RESUME);
+        let targets: Vec<ir::BlockCall> = blocks
+            .iter()
+            .map(|&blk| self.b.func.dfg.block_call(blk, &[]))
+            .collect();
+        let default = self.b.func.dfg.block_call(next_thread, &[]);
+        let table = self
+            .b
+            .create_jump_table(ir::JumpTableData::new(default, &targets));
+        self.b.ins().br_table(resume, table);
+    }
+
+    /// Lowers one instruction for the whole group; returns whether it ended the block.
+    fn group_instruction(&mut self, inst: &checked::Inst, pos: usize) -> LResult<bool> {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let next_group = lanes.next_group;
+        let target = |t: &Self| -> LResult<Option<usize>> {
+            match (inst.op, inst.args.first()) {
+                (Op::Bra, Some(Arg::Label(l))) => Ok(Some(t.func.labels[*l])),
+                (Op::Bra, _) => {
+                    Err(t.err("bra needs a label operand (indirect branches are not supported)"))
+                }
+                _ => Ok(None),
+            }
+        };
+        match (inst.op, inst.guard) {
+            (Op::Bra, None) => {
+                let blk = target(self)?.map(|p| self.lanes.as_ref().expect("grouped").labels[&p]);
+                self.b.ins().jump(blk.expect("branch target"), &[]);
+                Ok(true)
+            }
+            (Op::Ret | Op::Exit, None) => {
+                self.b.ins().jump(next_group, &[]);
+                Ok(true)
+            }
+            (Op::Bra | Op::Ret | Op::Exit, Some(g))
+                if self.lanes.as_ref().expect("grouped").uniform[g.reg as usize] =>
+            {
+                // The lanes cannot disagree.
+                let to = target(self)?;
+                let lanes = self.lanes.as_ref().expect("grouped");
+                let taken = to.map_or(next_group, |p| lanes.labels[&p]);
+                let p = self.b.use_var(lanes.regs[0][g.reg as usize]);
+                let cont = self.b.create_block();
+                let (t, f) = if g.negated {
+                    (cont, taken)
+                } else {
+                    (taken, cont)
+                };
+                self.b.ins().brif(p, t, &[], f, &[]);
+                self.b.switch_to_block(cont);
+                Ok(false)
+            }
+            (Op::Bra | Op::Ret | Op::Exit, Some(g)) => {
+                let to = target(self)?;
+                // Which lanes take it, as a bit mask.
+                let mut mask = self.b.ins().iconst(types::I32, 0);
+                for k in 0..LANES {
+                    let var = self.lanes.as_ref().expect("grouped").regs[k][g.reg as usize];
+                    let p = self.b.use_var(var);
+                    let p = if g.negated {
+                        self.b.ins().bxor_imm_u(p, 1)
+                    } else {
+                        p
+                    };
+                    let p = self.b.ins().uextend(types::I32, p);
+                    let bit = self.b.ins().ishl_imm_u(p, k as i64);
+                    mask = self.b.ins().bor(mask, bit);
+                }
+                let taken = match to {
+                    Some(p) => self.lanes.as_ref().expect("grouped").labels[&p],
+                    None => next_group,
+                };
+                let cont = self.b.create_block();
+                let mixed = self.b.create_block();
+                let diverge = self.b.create_block();
+                let all =
+                    self.b
+                        .ins()
+                        .icmp_imm_u(ir::condcodes::IntCC::Equal, mask, (1 << LANES) - 1);
+                self.b.ins().brif(all, taken, &[], mixed, &[]);
+                self.b.switch_to_block(mixed);
+                self.b.ins().brif(mask, diverge, &[], cont, &[]);
+                self.b.switch_to_block(diverge);
+                self.diverge(mask, to, pos + 1);
+                self.b.switch_to_block(cont);
+                Ok(false)
+            }
+            (Op::Float { op, ty, mods }, None) if self.group_half(op, ty, mods, &inst.args)? => {
+                Ok(false)
+            }
+            _ if self.is_uniform(inst) => {
+                self.enter_lane(0);
+                let r = self.instruction(inst, &[]);
+                self.enter_lane(0);
+                r?;
+                Ok(false)
+            }
+            _ => {
+                for k in 0..LANES {
+                    self.enter_lane(k);
+                    let r = self.instruction(inst, &[]);
+                    self.enter_lane(k);
+                    r?;
+                }
+                Ok(false)
+            }
+        }
+    }
+
+    /// `f16x2`/`f16` `add sub mul fma` of the whole group in one call of the eight-half
+    /// helper, when the host has it (`crate::native`); returns whether it did.
+    fn group_half(
+        &mut self,
+        op: checked::FloatOp,
+        ty: PtxType,
+        mods: checked::FloatMods,
+        a: &[Arg],
+    ) -> LResult<bool> {
+        if !matches!(ty, PtxType::F16x2 | PtxType::F16) {
+            return Ok(false);
+        }
+        let (Some(code), Some(&helper)) = (
+            crate::native::code(op, mods),
+            self.callees.helpers.get(crate::native::SYMBOL_X8),
+        ) else {
+            return Ok(false);
+        };
+        let nsrc = op.sources();
+        // Four lanes (eight halves) a call; the calls of one instruction are independent.
+        let uniform_arg = |t: &Self, arg: Option<&Arg>| match arg {
+            Some(Arg::Reg(r)) => t.lanes.as_ref().expect("grouped").uniform[*r as usize],
+            Some(Arg::Imm(_)) | None => true,
+            _ => false,
+        };
+        let mut splats = HashMap::new();
+        for chunk in 0..LANES / 4 {
+            let mut args = Vec::new();
+            for i in 0..3 {
+                let arg = a.get(1 + i).filter(|_| i < nsrc);
+                if uniform_arg(self, arg) {
+                    // The same value in every lane: one splat serves all the calls.
+                    let v = match splats.get(&i) {
+                        Some(&v) => v,
+                        None => {
+                            let x = match arg {
+                                Some(arg) => {
+                                    self.enter_lane(0);
+                                    let x = self.read(arg, ty);
+                                    self.enter_lane(0);
+                                    x?
+                                }
+                                None => self.b.ins().iconst(types::I32, 0),
+                            };
+                            let x = self.extend(x, types::I32, false);
+                            let v = self.b.ins().splat(types::I32X4, x);
+                            splats.insert(i, v);
+                            v
+                        }
+                    };
+                    args.push(v);
+                    continue;
+                }
+                let mut packed = None;
+                for j in 0..4 {
+                    let k = 4 * chunk + j;
+                    let v = match a.get(1 + i).filter(|_| i < nsrc) {
+                        Some(arg) => {
+                            self.enter_lane(k);
+                            let v = self.read(arg, ty);
+                            self.enter_lane(k);
+                            v?
+                        }
+                        None => self.b.ins().iconst(types::I32, 0),
+                    };
+                    let v = self.extend(v, types::I32, false);
+                    packed = Some(match packed {
+                        None => self.b.ins().splat(types::I32X4, v),
+                        Some(p) => self.b.ins().insertlane(p, v, j as u8),
+                    });
+                }
+                args.push(packed.expect("lanes"));
+            }
+            args.push(self.b.ins().iconst(types::I32, code as i64));
+            let call = self.b.ins().call(helper, &args);
+            let r = self.b.inst_results(call)[0];
+            for j in 0..4 {
+                let v = self.b.ins().extractlane(r, j as u8);
+                let v = self.coerce(v, ty.ir_type(), false);
+                self.enter_lane(4 * chunk + j);
+                let w = self.write(&a[0], v, ty);
+                self.enter_lane(4 * chunk + j);
+                w?;
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether the instruction computes a group-wide value (no side effects): lowered once.
+    fn is_uniform(&self, inst: &checked::Inst) -> bool {
+        let uniform = &self.lanes.as_ref().expect("grouped").uniform;
+        let defs = super::liveness::destinations(inst);
+        !defs.is_empty() && defs.iter().all(|&d| uniform[d as usize])
+    }
+
+    /// Swaps lane `k`'s registers and thread id with the one-thread ones (call again to undo).
+    fn enter_lane(&mut self, k: usize) {
+        let lanes = self.lanes.as_mut().expect("grouped");
+        std::mem::swap(&mut self.regs, &mut lanes.regs[k]);
+        std::mem::swap(&mut self.tid, &mut lanes.tid[k]);
+    }
+
+    /// The group disagrees at a branch: spill the lanes, then run them one by one from
+    /// `taken` (a position; `None` = the lane is finished) or `fallthrough`.
+    fn diverge(&mut self, mask: ir::Value, taken: Option<usize>, fallthrough: usize) {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let (area, frame_bytes) = (lanes.area, lanes.frame_bytes);
+        let mut live: Vec<u32> = lanes.live.at(fallthrough).to_vec();
+        if let Some(t) = taken {
+            live.extend_from_slice(lanes.live.at(t));
+        }
+        live.sort_unstable();
+        live.dedup();
+        let slots = lanes.slots.clone();
+        let scalar_taken = taken.map(|t| lanes.scalar[&t]);
+        let scalar_fall = lanes.scalar[&fallthrough];
+        let next_group = lanes.next_group;
+        self.b.ins().stack_store(types::I64, mask, area, MASK);
+        for k in 0..LANES {
+            for &r in &live {
+                let var = self.lanes.as_ref().expect("grouped").regs[k][r as usize];
+                let v = self.b.use_var(var);
+                let off = FRAMES + k as i32 * frame_bytes + slots[r as usize];
+                self.b.ins().stack_store(types::I64, v, area, off);
+            }
+        }
+        let first = self.lanes.as_ref().expect("grouped").resume_blocks.len();
+        let blocks: Vec<Block> = (0..=LANES).map(|_| self.b.create_block()).collect();
+        self.lanes
+            .as_mut()
+            .expect("grouped")
+            .resume_blocks
+            .extend(&blocks);
+        self.b.ins().jump(blocks[0], &[]);
+        for k in 0..LANES {
+            self.b.switch_to_block(blocks[k]);
+            let next = self.b.ins().iconst(types::I32, (first + k + 1) as i64);
+            self.b.ins().stack_store(types::I64, next, area, RESUME);
+            let mask = self.b.ins().stack_load(types::I64, types::I32, area, MASK);
+            let bit = self.b.ins().ushr_imm_u(mask, k as i64);
+            let bit = self.b.ins().band_imm_u(bit, 1);
+            let go = if scalar_taken.is_none() {
+                // Lanes that took a `ret`/`exit` are finished.
+                let go = self.b.create_block();
+                self.b.ins().brif(bit, blocks[k + 1], &[], go, &[]);
+                self.b.switch_to_block(go);
+                None
+            } else {
+                Some(bit)
+            };
+            for &r in &live {
+                let ty = self.func.regs[r as usize].ty.ir_type();
+                let off = FRAMES + k as i32 * frame_bytes + slots[r as usize];
+                let v = self.b.ins().stack_load(types::I64, ty, area, off);
+                self.b.def_var(self.regs[r as usize], v);
+            }
+            for d in 0..3 {
+                let v = self
+                    .b
+                    .ins()
+                    .stack_load(types::I64, types::I32, area, BASE + 4 * d);
+                let v = if d == 0 {
+                    self.b.ins().iadd_imm_s(v, k as i64)
+                } else {
+                    v
+                };
+                self.b.def_var(self.tid[d as usize], v);
+            }
+            match (go, scalar_taken) {
+                (Some(bit), Some(t)) => {
+                    self.b.ins().brif(bit, t, &[], scalar_fall, &[]);
+                }
+                _ => {
+                    self.b.ins().jump(scalar_fall, &[]);
+                }
+            }
+        }
+        self.b.switch_to_block(blocks[LANES]);
+        let none = self.b.ins().iconst(types::I32, -1);
+        self.b.ins().stack_store(types::I64, none, area, RESUME);
+        self.b.ins().jump(next_group, &[]);
+    }
+}
