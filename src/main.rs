@@ -83,6 +83,9 @@ enum Command {
         kernel: Option<String>,
         #[arg(long, value_enum, default_value = "speed")]
         opt: Opt,
+        /// Show the lane-group form of plain kernels (what hot kernels run).
+        #[arg(long)]
+        lane_groups: bool,
     },
 }
 
@@ -110,7 +113,12 @@ fn main() -> ExitCode {
         ),
         Command::Check { file } => check(&file),
         Command::Bench { quick, only } => bench(quick, only),
-        Command::Clif { file, kernel, opt } => clif(&file, kernel.as_deref(), opt),
+        Command::Clif {
+            file,
+            kernel,
+            opt,
+            lane_groups,
+        } => clif(&file, kernel.as_deref(), opt, lane_groups),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -336,7 +344,7 @@ fn check(file: &str) -> Result<(), String> {
     Ok(())
 }
 
-fn clif(file: &str, kernel: Option<&str>, opt: Opt) -> Result<(), String> {
+fn clif(file: &str, kernel: Option<&str>, opt: Opt, lane_groups: bool) -> Result<(), String> {
     let opt_level = match opt {
         Opt::None => OptLevel::None,
         Opt::Speed => OptLevel::Speed,
@@ -346,6 +354,11 @@ fn clif(file: &str, kernel: Option<&str>, opt: Opt) -> Result<(), String> {
         &CompileOptions {
             opt_level,
             keep_clif: true,
+            lane_groups: if lane_groups {
+                ptxjit::LaneGroups::Always
+            } else {
+                ptxjit::LaneGroups::Off
+            },
             ..CompileOptions::default()
         },
     )?;

@@ -69,7 +69,7 @@ impl Translator<'_, '_> {
         // scalar f16 the bench measures the call slower than the inline code.)
         if ty == PtxType::F16x2
             && let (Some(code), Some(&helper)) = (
-                crate::native::code(op, mods),
+                crate::native::code(op, mods, ty),
                 self.callees.helpers.get(crate::native::SYMBOL),
             )
         {

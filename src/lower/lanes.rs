@@ -449,7 +449,7 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// `f16x2`/`f16` `add sub mul fma` of the whole group in one call of the eight-half
+    /// Half-precision `add sub mul fma` of the whole group in one call of the eight-half
     /// helper, when the host has it (`crate::native`); returns whether it did.
     fn group_half(
         &mut self,
@@ -458,11 +458,11 @@ impl Translator<'_, '_> {
         mods: checked::FloatMods,
         a: &[Arg],
     ) -> LResult<bool> {
-        if !matches!(ty, PtxType::F16x2 | PtxType::F16) {
+        if !ty.is_half() {
             return Ok(false);
         }
         let (Some(code), Some(&helper)) = (
-            crate::native::code(op, mods),
+            crate::native::code(op, mods, ty),
             self.callees.helpers.get(crate::native::SYMBOL_X8),
         ) else {
             return Ok(false);
