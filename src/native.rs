@@ -287,6 +287,14 @@ mod x86 {
     }
 }
 
+/// Whether `p + c` is exact in f32 (TwoSum's error term is zero). With `p` an exact product
+/// of two halves (always, for f16), that says whether the f32 fma was exact.
+fn sum_is_exact(p: f32, c: f32) -> bool {
+    let s = p + c;
+    let bb = s - p;
+    (p - (s - bb)) + (c - bb) == 0.0
+}
+
 /// `ptxjit_f16_arith_x8(a, b, c, code)`: [`f16_arith`] on eight halves.
 // A 128-bit vector goes in an xmm register in the x86-64 C ABI, as Cranelift passes I32X4.
 #[allow(improper_ctypes_definitions)]
@@ -323,9 +331,12 @@ extern "C" fn f16_arith(a: u32, b: u32, c: u32, code: u32) -> u32 {
             if r.is_nan() {
                 h = CANONICAL_NAN;
             } else if op == 3 && r.to_bits() & 0xFFF == 0 && F16.to_f64(h) != r as f64 {
-                // On a half midpoint: the exact fma decides.
+                // On a half midpoint: if the f32 fma was inexact, the exact fma decides.
                 let l = |v: u32| (v >> (16 * lane)) as u16;
-                h = crate::semantics::half::fma_f16(l(a), l(b), l(c));
+                let x = |v: u32| F16.to_f64(l(v)) as f32;
+                if !sum_is_exact(x(a) * x(b), x(c)) {
+                    h = crate::semantics::half::fma_f16(l(a), l(b), l(c));
+                }
             }
             if ftz {
                 h = F16.flush(h);

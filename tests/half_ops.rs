@@ -192,9 +192,26 @@ fn check_all_binary_and_fma(random: usize, opts: &ptxjit::CompileOptions) {
     }
 }
 
+fn with_lane_groups(lane_groups: ptxjit::LaneGroups) -> ptxjit::CompileOptions {
+    ptxjit::CompileOptions {
+        lane_groups,
+        ..Default::default()
+    }
+}
+
+/// One thread at a time: the one-lane-pair helper (or inline code without F16C).
 #[test]
 fn binary_and_fma_forms_agree_with_the_reference() {
-    check_all_binary_and_fma(random_count(), &ptxjit::CompileOptions::default());
+    check_all_binary_and_fma(random_count(), &with_lane_groups(ptxjit::LaneGroups::Off));
+}
+
+/// Lane groups: the eight-half helper.
+#[test]
+fn binary_and_fma_forms_agree_with_the_reference_in_lane_groups() {
+    check_all_binary_and_fma(
+        random_count(),
+        &with_lane_groups(ptxjit::LaneGroups::Always),
+    );
 }
 
 /// f16 arithmetic calls a precompiled helper where the host has F16C; the inline IR must give
@@ -211,7 +228,8 @@ fn binary_and_fma_forms_agree_without_the_native_helper() {
 #[test]
 #[ignore = "1 M random inputs per form: cargo test --release --test half_ops -- --ignored"]
 fn binary_and_fma_forms_agree_with_the_reference_on_a_million_random_inputs() {
-    check_all_binary_and_fma(1_000_000, &ptxjit::CompileOptions::default());
+    check_all_binary_and_fma(1_000_000, &with_lane_groups(ptxjit::LaneGroups::Off));
+    check_all_binary_and_fma(1_000_000, &with_lane_groups(ptxjit::LaneGroups::Always));
     let inline = ptxjit::CompileOptions {
         native_helpers: false,
         ..Default::default()
