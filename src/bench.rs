@@ -714,23 +714,42 @@ fn scaling(opts: &Options) -> Vec<Measurement> {
     };
     let args = [Arg::buffer(&out)];
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let time_in = |threads: usize, schedule: Schedule| -> f64 {
-        let pool = rayon::ThreadPoolBuilder::new()
+    let pool = |threads: usize| {
+        rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
-            .expect("pool");
-        pool.install(|| {
-            median_time(3, || {
-                kernel
-                    .launch_scheduled(&config, &args, schedule)
-                    .expect("launch")
-            })
-        })
-        .as_secs_f64()
+            .expect("pool")
     };
-    let t1 = time_in(1, Schedule::WorkStealing);
-    let tp = time_in(workers, Schedule::WorkStealing);
-    let ts = time_in(workers, Schedule::Static);
+    let setups = [
+        (pool(1), Schedule::WorkStealing),
+        (pool(workers), Schedule::WorkStealing),
+        (pool(workers), Schedule::Static),
+    ];
+    // The three setups take turns, run after run, so that a noisy neighbour slows all of
+    // them alike; each gets the median of its runs.
+    let mut times: Vec<Vec<f64>> = vec![Vec::new(); setups.len()];
+    for run in 0..8 {
+        for (i, (pool, schedule)) in setups.iter().enumerate() {
+            let t = Instant::now();
+            pool.install(|| {
+                kernel
+                    .launch_scheduled(&config, &args, *schedule)
+                    .expect("launch")
+            });
+            if run > 0 {
+                times[i].push(t.elapsed().as_secs_f64());
+            }
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (t1, tp, ts) = (
+        median(&mut times[0]),
+        median(&mut times[1]),
+        median(&mut times[2]),
+    );
     let efficiency = t1 / (workers as f64 * tp);
     vec![
         Measurement {
