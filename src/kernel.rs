@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::time::Duration;
 
 use ptxjit_runtime::{BlockFailure, DeviceBuffer, Dim3, LaunchConfig, StatusKind};
 
@@ -82,6 +83,7 @@ impl Module {
                 name: name.to_string(),
                 function: k.function,
                 func: k.func,
+                timeout: None,
             }),
             None => Err(Error::NoSuchKernel {
                 name: name.into(),
@@ -214,9 +216,17 @@ pub struct Kernel {
     name: String,
     function: usize,
     func: ptxjit_runtime::BlockFn,
+    timeout: Option<Duration>,
 }
 
 impl Kernel {
+    /// The same kernel, whose launches stop with an error after `timeout` (a kernel that loops
+    /// forever then returns instead of hanging; no worker stays busy).
+    pub fn with_timeout(mut self, timeout: Option<Duration>) -> Kernel {
+        self.timeout = timeout;
+        self
+    }
+
     fn decl(&self) -> &checked::Function {
         &self.module.checked.functions[self.function]
     }
@@ -327,7 +337,10 @@ impl Kernel {
                 buf,
                 static_shared,
                 cooperation.as_ref(),
-                schedule,
+                &ptxjit_runtime::LaunchOptions {
+                    schedule,
+                    timeout: self.timeout,
+                },
             )
         }
         .map_err(|e| self.launch_error(e.to_string()))?;
@@ -366,6 +379,27 @@ impl Kernel {
             StatusKind::Trap => "trap".to_string(),
             StatusKind::Exit => "exit outside a kernel".to_string(),
             StatusKind::Round => "unfinished round".to_string(),
+            StatusKind::Timeout => format!(
+                "timeout after {:.3} s",
+                self.timeout.unwrap_or_default().as_secs_f64()
+            ),
+            kind @ (StatusKind::IllegalAddress | StatusKind::Misaligned) => {
+                let what = if kind == StatusKind::IllegalAddress {
+                    "illegal address"
+                } else {
+                    "misaligned address"
+                };
+                match failure.fault {
+                    Some(f) => format!(
+                        "{what} {:#x} ({}-byte {}, thread {})",
+                        f.address,
+                        f.width,
+                        if f.is_store { "store" } else { "load" },
+                        f.thread
+                    ),
+                    None => what.to_string(),
+                }
+            }
             StatusKind::Other(crate::sync::status::DEADLOCK) => {
                 "barrier that can never complete (the other threads wait elsewhere)".to_string()
             }
@@ -383,6 +417,9 @@ impl Kernel {
             .get(status.function() as usize)
             .and_then(|f| f.body.as_ref())
             .and_then(|b| b.get(status.instruction() as usize));
+        if inst.is_none() && status.kind() == StatusKind::Timeout {
+            return self.launch_error(format!("{what}: stopped between blocks"));
+        }
         let (location, instruction) = match inst {
             Some(i) => (
                 m.source.location(i.span),

@@ -63,6 +63,9 @@ enum Command {
         /// Bytes of dynamic (.extern .shared) memory per block.
         #[arg(long, default_value_t = 0)]
         shared_bytes: u32,
+        /// Stop the kernel with an error after this many seconds.
+        #[arg(long, value_name = "SECONDS")]
+        timeout: Option<f64>,
     },
     /// Parse, check and compile every entry; print diagnostics.
     Check { file: String },
@@ -101,6 +104,7 @@ fn main() -> ExitCode {
             outs,
             prints,
             shared_bytes,
+            timeout,
         } => run(
             &file,
             kernel.as_deref(),
@@ -110,6 +114,7 @@ fn main() -> ExitCode {
             &outs,
             &prints,
             shared_bytes,
+            timeout,
         ),
         Command::Check { file } => check(&file),
         Command::Bench { quick, only } => bench(quick, only),
@@ -174,10 +179,20 @@ fn run(
     outs: &[String],
     prints: &[String],
     shared_bytes: u32,
+    timeout: Option<f64>,
 ) -> Result<(), String> {
+    let timeout = timeout
+        .map(|t| {
+            std::time::Duration::try_from_secs_f64(t)
+                .map_err(|_| format!("--timeout {t}: not a number of seconds"))
+        })
+        .transpose()?;
     let module = load(file, &CompileOptions::default())?;
     let name = pick_kernel(&module, kernel)?;
-    let kernel = module.kernel(&name).map_err(|e| e.to_string())?;
+    let kernel = module
+        .kernel(&name)
+        .map_err(|e| e.to_string())?
+        .with_timeout(timeout);
     let params = kernel.params();
     if specs.len() != params.len() {
         return Err(format!(

@@ -1,5 +1,10 @@
 //! Launch configuration, the block context handed to compiled code, and the grid executor.
 
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::time::Duration;
+
 use rayon::prelude::*;
 
 use crate::RuntimeError;
@@ -102,6 +107,40 @@ pub struct BlockContext {
     /// Cooperative launches: the saved state of every thread of the block (`frame_bytes`
     /// each, in thread rank order); null otherwise.
     pub frames: *mut u8,
+    /// Set when the launch must stop (its timeout passed): compiled code checks it at every
+    /// backward branch and returns [`Status::TIMEOUT`].
+    pub abort: *const AtomicBool,
+    /// Written by compiled code before it returns [`Status::ILLEGAL_ADDRESS`] or
+    /// [`Status::MISALIGNED`]: the address, and [`Fault::detail`].
+    pub fault_address: Cell<u64>,
+    pub fault_detail: Cell<u64>,
+}
+
+/// What a faulting access was, as compiled code packs it into `fault_detail`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    pub address: u64,
+    /// Bytes accessed.
+    pub width: u32,
+    pub is_store: bool,
+    /// The thread's rank in its block.
+    pub thread: u32,
+}
+
+impl Fault {
+    /// `width | is_store << 8 | thread << 32`.
+    pub fn detail(width: u32, is_store: bool, thread: u32) -> u64 {
+        width as u64 & 0xFF | (is_store as u64) << 8 | (thread as u64) << 32
+    }
+
+    fn decode(address: u64, detail: u64) -> Fault {
+        Fault {
+            address,
+            width: (detail & 0xFF) as u32,
+            is_store: detail >> 8 & 1 == 1,
+            thread: (detail >> 32) as u32,
+        }
+    }
 }
 
 /// A compiled block function: runs every thread of one block, returns a [`Status`] word.
@@ -116,6 +155,13 @@ pub enum StatusKind {
     Trap,
     /// A cooperative round ended (see [`Cooperation`]).
     Round,
+    /// The launch's timeout passed.
+    Timeout,
+    /// An access outside device memory (or the block's shared memory, or the thread's local
+    /// memory).
+    IllegalAddress,
+    /// An access not aligned to its width.
+    Misaligned,
     /// Any other code, reserved for later kinds.
     Other(u32),
 }
@@ -133,6 +179,9 @@ impl Status {
     /// Cooperative block functions return this after every thread ran to its next
     /// synchronization point (or its end).
     pub const ROUND: u32 = 3;
+    pub const TIMEOUT: u32 = 4;
+    pub const ILLEGAL_ADDRESS: u32 = 5;
+    pub const MISALIGNED: u32 = 6;
 
     pub fn encode(kind: u32, function: u32, inst: u32) -> u64 {
         (kind as u64) << 56 | ((function as u64) & 0xFF_FFFF) << 32 | inst as u64
@@ -143,6 +192,9 @@ impl Status {
             Status::EXIT => StatusKind::Exit,
             Status::TRAP => StatusKind::Trap,
             Status::ROUND => StatusKind::Round,
+            Status::TIMEOUT => StatusKind::Timeout,
+            Status::ILLEGAL_ADDRESS => StatusKind::IllegalAddress,
+            Status::MISALIGNED => StatusKind::Misaligned,
             k => StatusKind::Other(k),
         }
     }
@@ -161,6 +213,8 @@ impl Status {
 pub struct BlockFailure {
     pub status: Status,
     pub block: Dim3,
+    /// For illegal and misaligned addresses: the access.
+    pub fault: Option<Fault>,
 }
 
 /// Completes a cooperative round: sees the frames, returns whether the block is finished or
@@ -192,6 +246,14 @@ pub enum Schedule {
     Static,
 }
 
+/// How a launch runs, beyond its configuration.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchOptions {
+    pub schedule: Schedule,
+    /// Stop the launch (with [`Status::TIMEOUT`]) after this long; no worker stays busy.
+    pub timeout: Option<Duration>,
+}
+
 /// Runs `func` for every block of the grid, blocks as tasks on the rayon work-stealing pool
 /// (the current pool: run it inside `ThreadPool::install` to choose the workers).
 /// Returns when every block has finished, or with the first failure seen (blocks not yet
@@ -216,12 +278,12 @@ pub unsafe fn launch(
             params,
             static_shared_bytes,
             cooperation,
-            Schedule::WorkStealing,
+            &LaunchOptions::default(),
         )
     }
 }
 
-/// [`launch`] with a choice of [`Schedule`].
+/// [`launch`] with [`LaunchOptions`]: a choice of [`Schedule`], a timeout.
 ///
 /// # Safety
 /// As for [`launch`].
@@ -231,9 +293,68 @@ pub unsafe fn launch_scheduled(
     params: &[u8],
     static_shared_bytes: u32,
     cooperation: Option<&Cooperation>,
-    schedule: Schedule,
+    options: &LaunchOptions,
 ) -> Result<Result<(), BlockFailure>, RuntimeError> {
     config.validate()?;
+    let abort = AtomicBool::new(false);
+    let Some(timeout) = options.timeout else {
+        // SAFETY: passed on.
+        return Ok(unsafe {
+            run_grid(
+                func,
+                config,
+                params,
+                static_shared_bytes,
+                cooperation,
+                options.schedule,
+                &abort,
+            )
+        });
+    };
+    // A watchdog raises the abort flag when the timeout passes, unless the grid is done.
+    let done = (Mutex::new(false), Condvar::new());
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let (lock, cv) = &done;
+            let guard = lock.lock().unwrap_or_else(|e| e.into_inner());
+            let (guard, _) = cv
+                .wait_timeout_while(guard, timeout, |finished| !*finished)
+                .unwrap_or_else(|e| e.into_inner());
+            if !*guard {
+                abort.store(true, Ordering::Relaxed);
+            }
+        });
+        // SAFETY: passed on.
+        let result = unsafe {
+            run_grid(
+                func,
+                config,
+                params,
+                static_shared_bytes,
+                cooperation,
+                options.schedule,
+                &abort,
+            )
+        };
+        *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        done.1.notify_all();
+        Ok(result)
+    })
+}
+
+/// The grid itself (see [`launch_scheduled`]); stops early once `abort` is set.
+///
+/// # Safety
+/// As for [`launch`].
+unsafe fn run_grid(
+    func: BlockFn,
+    config: &LaunchConfig,
+    params: &[u8],
+    static_shared_bytes: u32,
+    cooperation: Option<&Cooperation>,
+    schedule: Schedule,
+    abort: &AtomicBool,
+) -> Result<(), BlockFailure> {
     let shared_bytes = static_shared_bytes as usize + config.dynamic_shared_bytes as usize;
     let (g, b) = (config.grid, config.block);
     let blocks = g.count();
@@ -249,10 +370,23 @@ pub unsafe fn launch_scheduled(
             (index / g.x as u64 % g.y as u64) as u32,
             (index / (g.x as u64 * g.y as u64)) as u32,
         ];
-        let fail = |status: u64| BlockFailure {
+        let fail = |status: u64, ctx: Option<&BlockContext>| BlockFailure {
             status: Status(status),
             block: Dim3::new(ctaid[0], ctaid[1], ctaid[2]),
+            fault: ctx
+                .filter(|_| {
+                    matches!(
+                        Status(status).kind(),
+                        StatusKind::IllegalAddress | StatusKind::Misaligned
+                    )
+                })
+                .map(|c| Fault::decode(c.fault_address.get(), c.fault_detail.get())),
         };
+        // Blocks not yet started when the launch is aborted do not start (the running ones
+        // report where they stopped).
+        if abort.load(Ordering::Relaxed) {
+            return Ok(());
+        }
         // Shared memory and frames start zeroed in every block, so results never depend on
         // scheduling.
         shared.iter_mut().for_each(|w| *w = 0);
@@ -269,6 +403,9 @@ pub unsafe fn launch_scheduled(
             } else {
                 frames.as_mut_ptr() as *mut u8
             },
+            abort,
+            fault_address: Cell::new(0),
+            fault_detail: Cell::new(0),
         };
         loop {
             // SAFETY: the caller guarantees `func` is a block function for this context.
@@ -281,17 +418,18 @@ pub unsafe fn launch_scheduled(
                         unsafe { std::slice::from_raw_parts_mut(ctx.frames, frames.len() * 8) };
                     match (c.after_round)(bytes, &ctx) {
                         Ok(true) => return Ok(()),
+                        // (A kernel that never finishes loops, and its loops poll `abort`.)
                         Ok(false) => continue,
-                        Err(s) => return Err(fail(s)),
+                        Err(s) => return Err(fail(s, None)),
                     }
                 }
-                (s, _) => return Err(fail(s)),
+                (s, _) => return Err(fail(s, Some(&ctx))),
             }
         }
     };
     let words = shared_bytes.div_ceil(8);
     let scratch = || (vec![0u64; words], vec![0u64; frame_words]);
-    Ok(match schedule {
+    let result = match schedule {
         Schedule::WorkStealing => (0..blocks)
             .into_par_iter()
             .try_for_each_init(scratch, run_block),
@@ -304,6 +442,15 @@ pub unsafe fn launch_scheduled(
                         .try_for_each(|b| run_block(s, b))
                 })
         }
+    };
+    // Aborted between blocks: no block saw it, but the grid is not complete.
+    result.and_then(|()| match abort.load(Ordering::Relaxed) {
+        true => Err(BlockFailure {
+            status: Status(Status::encode(Status::TIMEOUT, 0, u32::MAX)),
+            block: Dim3::new(0, 0, 0),
+            fault: None,
+        }),
+        false => Ok(()),
     })
 }
 

@@ -8,8 +8,8 @@ mod launch;
 mod memory;
 
 pub use launch::{
-    BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, LaunchConfig, MAX_THREADS_PER_BLOCK,
-    Schedule, Status, StatusKind, launch, launch_scheduled,
+    BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, Fault, LaunchConfig, LaunchOptions,
+    MAX_THREADS_PER_BLOCK, Schedule, Status, StatusKind, launch, launch_scheduled,
 };
 pub use memory::DeviceBuffer;
 

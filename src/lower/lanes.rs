@@ -364,6 +364,9 @@ impl Translator<'_, '_> {
                 _ => Ok(None),
             }
         };
+        if inst.op == Op::Bra {
+            self.poll_abort_at_back_edge(inst);
+        }
         match (inst.op, inst.guard) {
             (Op::Bra, None) => {
                 let blk = target(self)?.map(|p| self.lanes.as_ref().expect("grouped").labels[&p]);

@@ -81,6 +81,9 @@ pub mod ctx {
     pub const NTID: i32 = offset_of!(BlockContext, ntid) as i32;
     pub const DYNAMIC_SHARED: i32 = offset_of!(BlockContext, dynamic_shared_bytes) as i32;
     pub const FRAMES: i32 = offset_of!(BlockContext, frames) as i32;
+    pub const ABORT: i32 = offset_of!(BlockContext, abort) as i32;
+    pub const FAULT_ADDRESS: i32 = offset_of!(BlockContext, fault_address) as i32;
+    pub const FAULT_DETAIL: i32 = offset_of!(BlockContext, fault_detail) as i32;
 }
 
 /// Flags for loads of what does not change during a launch (the block context, the kernel's
@@ -450,7 +453,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     /// Returns a status word built from `kind` and the current instruction.
-    fn return_status(&mut self, kind: u32) {
+    pub(crate) fn return_status(&mut self, kind: u32) {
         let status = Status::encode(kind, self.func_id as u32, self.inst_index);
         let status = self.b.ins().iconst(types::I64, status as i64);
         self.b.ins().return_(&[status]);
@@ -507,6 +510,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             };
             match inst.op {
                 Op::Bra => {
+                    self.poll_abort_at_back_edge(inst);
                     let target = self.branch_target(inst, labels)?;
                     let (t, f) = if g.negated {
                         (skip, target)
@@ -536,6 +540,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         let a = &inst.args;
         match inst.op {
             Op::Bra => {
+                self.poll_abort_at_back_edge(inst);
                 let target = self.branch_target(inst, labels)?;
                 self.b.ins().jump(target, &[]);
                 return Ok(true);
@@ -597,6 +602,33 @@ impl<'a, 'b> Translator<'a, 'b> {
             } => self.set(cmp, bool_op, dst, src, ftz, a)?,
         }
         Ok(false)
+    }
+
+    /// A branch backwards (a loop) first checks the launch's abort flag, so that a kernel that
+    /// loops forever stops at its timeout.
+    fn poll_abort_at_back_edge(&mut self, inst: &checked::Inst) {
+        let backwards = match inst.args.first() {
+            Some(checked::Arg::Label(l)) => self.func.labels[*l] <= self.inst_index as usize,
+            _ => false,
+        };
+        if !backwards {
+            return;
+        }
+        let flag_ptr = self
+            .b
+            .ins()
+            .load(types::I64, invariant(), self.ctx, ctx::ABORT);
+        // Not invariant: another thread sets it during the launch.
+        let flag = self
+            .b
+            .ins()
+            .load(types::I8, MemFlagsData::trusted(), flag_ptr, 0);
+        let stop = self.b.create_block();
+        let go_on = self.b.create_block();
+        self.b.ins().brif(flag, stop, &[], go_on, &[]);
+        self.b.switch_to_block(stop);
+        self.return_status(Status::TIMEOUT);
+        self.b.switch_to_block(go_on);
     }
 
     fn branch_target(&self, inst: &checked::Inst, labels: &[Block]) -> LResult<Block> {

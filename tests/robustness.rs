@@ -1,0 +1,92 @@
+//! Kernels that misbehave end their launch with an error and leave the process, the runtime
+//! and other buffers intact: runaway loops (timeouts), traps.
+
+use std::time::{Duration, Instant};
+
+use ptxjit::{Arg, CompileOptions, DeviceBuffer, LaneGroups, Module};
+
+fn module_with(ptx: &str, lane_groups: LaneGroups) -> Module {
+    let opts = CompileOptions {
+        lane_groups,
+        ..CompileOptions::default()
+    };
+    Module::from_ptx_named("k.ptx", ptx, &opts).unwrap_or_else(|e| panic!("{e}"))
+}
+
+const SPIN: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+    .visible .entry spin(.param .u64 out)\n{\n.reg .b32 %r<3>;\n.reg .pred %p;\n\
+    mov.u32 %r1, 0;\nLOOP:\nadd.u32 %r1, %r1, 1;\nsetp.ne.u32 %p, %r1, 0xFFFFFFFF;\n@%p bra LOOP;\nbra LOOP;\n}\n";
+
+const SPIN_WITH_BARRIER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+    .visible .entry spin(.param .u64 out)\n{\n.reg .b32 %r<3>;\n\
+    mov.u32 %r1, 0;\nLOOP:\nadd.u32 %r1, %r1, 1;\nbar.sync 0;\nbra LOOP;\n}\n";
+
+const STORE: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+    .visible .entry store(.param .u64 out)\n{\n.reg .b32 %r<3>;\n.reg .b64 %rd<4>;\n\
+    ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n\
+    st.global.u32 [%rd3], %r1;\nret;\n}\n";
+
+/// The runtime still works: a correct kernel runs and gives its results.
+fn runtime_still_works() {
+    let out = DeviceBuffer::zeroed(64 * 4).unwrap();
+    let m = Module::from_ptx(STORE).unwrap();
+    m.kernel("store")
+        .unwrap()
+        .launch(1, 64, &[Arg::buffer(&out)])
+        .unwrap();
+    assert_eq!(out.to_vec::<u32>(), (0..64).collect::<Vec<u32>>());
+}
+
+#[test]
+fn a_kernel_that_loops_forever_stops_at_its_timeout() {
+    let out = DeviceBuffer::zeroed(4).unwrap();
+    for (ptx, mode) in [
+        (SPIN, LaneGroups::Off),
+        (SPIN, LaneGroups::Always),
+        (SPIN_WITH_BARRIER, LaneGroups::WhenHot),
+    ] {
+        let kernel = module_with(ptx, mode)
+            .kernel("spin")
+            .unwrap()
+            .with_timeout(Some(Duration::from_millis(200)));
+        let start = Instant::now();
+        let err = kernel
+            .launch(64, 128, &[Arg::buffer(&out)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("kernel 'spin': timeout after 0.200 s"),
+            "{mode:?}: {err}"
+        );
+        assert!(err.contains("k.ptx:"), "{err}");
+        // Generous: a loaded 2-core machine; the point is that it returns at all.
+        assert!(start.elapsed() < Duration::from_secs(30));
+        runtime_still_works();
+    }
+}
+
+#[test]
+fn a_kernel_that_finishes_in_time_is_unaffected_by_its_timeout() {
+    let out = DeviceBuffer::zeroed(64 * 4).unwrap();
+    let m = Module::from_ptx(STORE).unwrap();
+    m.kernel("store")
+        .unwrap()
+        .with_timeout(Some(Duration::from_secs(60)))
+        .launch(1, 64, &[Arg::buffer(&out)])
+        .unwrap();
+    assert_eq!(out.to_vec::<u32>()[63], 63);
+}
+
+#[test]
+fn trap_ends_the_launch_with_an_error_naming_the_instruction() {
+    let ptx = STORE.replace("ret;", "trap;");
+    let out = DeviceBuffer::zeroed(64 * 4).unwrap();
+    let err = module_with(&ptx, LaneGroups::Always)
+        .kernel("store")
+        .unwrap()
+        .launch(1, 64, &[Arg::buffer(&out)])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("trap in block (0, 0, 0) at k.ptx:"), "{err}");
+    runtime_still_works();
+}
