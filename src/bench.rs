@@ -363,16 +363,26 @@ fn compute(opts: &Options) -> Vec<Measurement> {
 
 /// The default compilation against each of its speed features turned off, on the fma chain
 /// (latency-bound) and the axpy (throughput-bound): the measurements behind keeping them.
-/// The precompiled f16x2 helpers (`crate::native`) vs the inline IR, and lane groups
-/// (`lower::lanes`) vs one thread at a time.
+/// The precompiled f16x2 helpers (`crate::native`) vs the inline IR, lane groups
+/// (`lower::lanes`) vs one thread at a time, and the address checks (`lower::confine`) vs
+/// none (a ratio below 1: what confinement costs).
 fn features(opts: &Options) -> Vec<Measurement> {
-    let mut variants = vec![(
-        "lane_groups",
-        CompileOptions {
-            lane_groups: crate::jit::LaneGroups::Off,
-            ..CompileOptions::default()
-        },
-    )];
+    let mut variants = vec![
+        (
+            "lane_groups",
+            CompileOptions {
+                lane_groups: crate::jit::LaneGroups::Off,
+                ..CompileOptions::default()
+            },
+        ),
+        (
+            "confinement",
+            CompileOptions {
+                confine: false,
+                ..CompileOptions::default()
+            },
+        ),
+    ];
     if crate::native::available() {
         variants.push((
             "f16x2_helpers",
@@ -423,7 +433,7 @@ fn features(opts: &Options) -> Vec<Measurement> {
                 baseline_unit: "ms(off)",
                 ratio: t_without / t_with,
                 target: None,
-                note: "ratio > 1: the feature makes it faster".into(),
+                note: "ratio = time off / time on: > 1, the feature makes it faster".into(),
             });
         }
     }

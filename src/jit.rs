@@ -36,6 +36,10 @@ pub struct CompileOptions {
     pub native_helpers: bool,
     /// When plain kernels run their threads in lane groups (`lower::lanes`).
     pub lane_groups: LaneGroups,
+    /// Check every address a kernel computes (`lower::confine`): an access outside device
+    /// memory ends the launch with an error instead of touching host memory. Off only for
+    /// trusted kernels that are given host pointers.
+    pub confine: bool,
 }
 
 /// When a kernel gets its lane-group form: faster to run, about eight times slower to compile.
@@ -62,6 +66,7 @@ impl Default for CompileOptions {
             keep_clif: false,
             native_helpers: true,
             lane_groups: LaneGroups::WhenHot,
+            confine: true,
         }
     }
 }
@@ -478,7 +483,11 @@ fn build(
         let lower_start = Instant::now();
         {
             let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
-            Translator::translate(&mut builder, module, fi, env, &callees, lane_groups)?;
+            let options = lower::Options {
+                lane_groups,
+                confine: opts.confine,
+            };
+            Translator::translate(&mut builder, module, fi, env, &callees, options)?;
             builder.finalize(jit.isa().frontend_config());
         }
         timings.lower += lower_start.elapsed();

@@ -359,7 +359,7 @@ fn ldmatrix(num: u32, trans: bool, row_address: impl Fn(usize) -> u64) -> Vec<Ve
     let element = |m: usize, row: usize, col: usize| -> u16 {
         let addr = row_address(8 * m + row) + 2 * col as u64;
         // SAFETY: the address was computed by the kernel for a shared-memory row, as
-        // `ld.shared` would read it (ptxjit does not confine kernels' memory yet).
+        // `ld.shared` would read it, and (when confined) checked to lie in shared memory.
         unsafe { std::ptr::read_unaligned(addr as *const u16) }
     };
     (0..32)

@@ -11,7 +11,7 @@ pub use launch::{
     BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, Fault, LaunchConfig, LaunchOptions,
     MAX_THREADS_PER_BLOCK, Schedule, Status, StatusKind, launch, launch_scheduled,
 };
-pub use memory::DeviceBuffer;
+pub use memory::{Arena, DeviceBuffer, SLOT_SHIFT, arena};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {

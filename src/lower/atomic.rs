@@ -26,7 +26,7 @@ impl Translator<'_, '_> {
         } else {
             (&a[1], &a[2..])
         };
-        let addr = self.address(addr_arg, space)?;
+        let addr = self.access_address(addr_arg, space, ty.size(), true)?;
         let b = self.read(&srcs[0], ty)?;
         let flags = MemFlagsData::new();
         let it = ty.bits_type().ir_type();

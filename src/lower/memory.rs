@@ -26,7 +26,7 @@ impl Translator<'_, '_> {
                 dst.len()
             )));
         }
-        let addr = self.address(&a[1], space)?;
+        let addr = self.access_address(&a[1], space, ty.size() * vec as u32, false)?;
         // A kernel's own parameters do not change during the launch.
         let kernel_param = self.is_entry()
             && matches!(
@@ -60,7 +60,7 @@ impl Translator<'_, '_> {
                 src.len()
             )));
         }
-        let addr = self.address(&a[0], space)?;
+        let addr = self.access_address(&a[0], space, ty.size() * vec as u32, true)?;
         for (i, s) in src.iter().enumerate() {
             let v = self.read(s, ty)?;
             self.b

@@ -27,6 +27,7 @@
 
 mod atomic;
 mod compare;
+mod confine;
 mod control;
 mod convert;
 mod data;
@@ -64,6 +65,15 @@ pub struct Env {
     pub dynamic_shared_offset: u32,
 }
 
+/// What a translation does beyond the instructions' meaning.
+#[derive(Clone, Copy, Debug)]
+pub struct Options {
+    /// Plain kernels also get their lane-group form (`lanes`).
+    pub lane_groups: bool,
+    /// Every computed address is checked (`confine`).
+    pub confine: bool,
+}
+
 /// Imported functions a body may call.
 pub struct Callees {
     pub functions: HashMap<FuncId, FuncRef>,
@@ -95,7 +105,8 @@ pub(crate) fn invariant() -> MemFlagsData {
 /// Where a body-level variable lives.
 #[derive(Clone, Copy)]
 enum VarLoc {
-    Stack(StackSlot),
+    /// At this offset in the function's one stack area for `.local` (and `.param`) variables.
+    Stack(StackSlot, i32),
     Shared(u32),
     /// Cooperative kernels' `.local` variables: at this offset in the thread's frame.
     Frame(i32),
@@ -122,6 +133,10 @@ pub struct Translator<'a, 'b> {
     coop: Option<Coop>,
     /// Plain kernels run in lane groups: the group code's state (`lanes`).
     lanes: Option<lanes::Lanes>,
+    /// Check every computed address (`confine`).
+    confined: bool,
+    /// Where the thread's `.local` variables are, and how many bytes.
+    local_window: Option<(VarLoc, u64)>,
     /// Index and span of the instruction being lowered (for statuses and diagnostics).
     pub inst_index: u32,
     pub span: Span,
@@ -171,7 +186,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         func_id: FuncId,
         env: &'a Env,
         callees: &'a Callees,
-        lane_groups: bool,
+        options: Options,
     ) -> LResult {
         let func = &module.functions[func_id];
         let body = func
@@ -214,6 +229,26 @@ impl<'a, 'b> Translator<'a, 'b> {
                 (args[4 + nret..].to_vec(), args[4..4 + nret].to_vec())
             }
         };
+        // Shared variables have their offsets; the others share one stack area (so that a
+        // local address can be checked against one window).
+        let mut stack_bytes = 0u64;
+        let mut stack_align = 1u32;
+        let mut offsets = Vec::new();
+        for v in func.vars.iter().filter(|v| v.space != StateSpace::Shared) {
+            let align = v.align.clamp(1, 4096);
+            stack_align = stack_align.max(align);
+            stack_bytes = stack_bytes.div_ceil(align as u64) * align as u64;
+            offsets.push(stack_bytes);
+            stack_bytes += v.size;
+        }
+        let mut offsets = offsets.into_iter();
+        let stack = (stack_bytes > 0).then(|| {
+            b.create_sized_stack_slot(ir::StackSlotData::new(
+                ir::StackSlotKind::ExplicitSlot,
+                stack_bytes as u32,
+                stack_align.trailing_zeros() as u8,
+            ))
+        });
         let mut vars = Vec::new();
         for (i, v) in func.vars.iter().enumerate() {
             vars.push(match v.space {
@@ -222,17 +257,13 @@ impl<'a, 'b> Translator<'a, 'b> {
                 } else {
                     env.local_shared_offsets[&(func_id, i)]
                 }),
-                _ => {
-                    let align_shift = v.align.max(1).trailing_zeros().min(12) as u8;
-                    let slot = b.create_sized_stack_slot(ir::StackSlotData::new(
-                        ir::StackSlotKind::ExplicitSlot,
-                        v.size as u32,
-                        align_shift,
-                    ));
-                    VarLoc::Stack(slot)
-                }
+                _ => VarLoc::Stack(
+                    stack.expect("sized above"),
+                    offsets.next().expect("one offset per variable") as i32,
+                ),
             });
         }
+        let mut local_window = stack.map(|slot| (VarLoc::Stack(slot, 0), stack_bytes));
         let points = sync::sync_points(func);
         let cooperative = sync::is_cooperative(func);
         if cooperative && func.kind == FunctionKind::Func {
@@ -270,6 +301,12 @@ impl<'a, 'b> Translator<'a, 'b> {
             for &(i, off) in &c.layout.locals {
                 vars[i] = VarLoc::Frame(off);
             }
+            // The frame's locals run from the first to the frame's end.
+            local_window = c
+                .layout
+                .locals
+                .first()
+                .map(|&(_, off)| (VarLoc::Frame(off), (c.layout.bytes as i32 - off) as u64));
         }
         let mut t = Translator {
             b,
@@ -288,6 +325,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             thread_end: None,
             coop,
             lanes: None,
+            confined: options.confine,
+            local_window,
             inst_index: 0,
             span: func.span,
             opcode: "",
@@ -299,7 +338,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 .entry(pos)
                 .or_insert_with(|| t.b.create_block());
         }
-        let grouped = lane_groups && lanes::eligible(func);
+        let grouped = options.lane_groups && lanes::eligible(func);
         if grouped {
             // A lane of a diverged group may continue after any guarded branch.
             for pos in lanes::continuations(func) {

@@ -251,7 +251,7 @@ impl Translator<'_, '_> {
             Symbol::Global(g) => self.env.global_shared_offsets[g],
             Symbol::Local(v) => match self.vars[v] {
                 VarLoc::Shared(off) => Some(off),
-                VarLoc::Stack(_) | VarLoc::Frame(_) => None,
+                VarLoc::Stack(..) | VarLoc::Frame(_) => None,
             },
             _ => None,
         }
@@ -268,7 +268,7 @@ impl Translator<'_, '_> {
                 self.b.ins().iconst(types::I64, addr as i64)
             }
             Symbol::Local(v) => match self.vars[v] {
-                VarLoc::Stack(slot) => self.b.ins().stack_addr(types::I64, slot, 0),
+                VarLoc::Stack(slot, off) => self.b.ins().stack_addr(types::I64, slot, off),
                 VarLoc::Frame(off) => {
                     let frame = self.b.use_var(
                         self.coop

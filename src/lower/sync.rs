@@ -156,8 +156,9 @@ impl Translator<'_, '_> {
                 let m = self.read(&a[0], PtxType::B32)?;
                 self.store_arg(frame::MASK_ARG, m);
             }
-            Op::Ldmatrix { .. } => {
+            Op::Ldmatrix { num, .. } => {
                 let addr = self.address(&a[1], crate::frontend::ast::StateSpace::Shared)?;
+                self.check_matrix_row(addr, num);
                 self.store_arg(0, addr);
                 let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
                 self.store_arg(frame::MASK_ARG, all);

@@ -1,0 +1,254 @@
+//! Memory confinement: every access whose address the kernel computes is checked before it
+//! happens, so that no PTX can read or write host memory outside what the launch gave it.
+//!
+//! - global, const: inside a live device allocation (`ptxjit_runtime::arena`: offset from the
+//!   arena base, one load from its slot table; no branch on the common path);
+//! - shared: inside the block's shared memory (static plus dynamic bytes);
+//! - local: inside the thread's `.local` variables;
+//! - param: inside the kernel's parameter buffer;
+//! - generic: any of global, shared, local.
+//!
+//! An access through a variable's name and a constant offset is checked once, here, at
+//! compile time. Every access must also be aligned to its width (PTX requires it; CUDA
+//! reports a misaligned address). A failing check stores the address and the access in the
+//! block context and ends the launch with `Status::ILLEGAL_ADDRESS` or `Status::MISALIGNED`.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use ptxjit_runtime::{Fault, Status};
+
+use super::{LResult, Translator, VarLoc, ctx, invariant};
+use crate::frontend::ast::StateSpace;
+use crate::frontend::checked::{AddrBase, Arg, Symbol};
+
+impl Translator<'_, '_> {
+    /// The host address of memory operand `arg`, `width` bytes accessed in `space`, checked
+    /// (when the module is compiled confined).
+    pub fn access_address(
+        &mut self,
+        arg: &Arg,
+        space: StateSpace,
+        width: u32,
+        is_store: bool,
+    ) -> LResult<Value> {
+        let addr = self.address(arg, space)?;
+        if !self.confined {
+            return Ok(addr);
+        }
+        if let Arg::Addr {
+            base: AddrBase::Symbol(sym),
+            offset,
+        } = arg
+            && let Some(size) = self.symbol_size(*sym)
+        {
+            // A named variable: in bounds or not, known now.
+            if *offset < 0 || *offset as u64 + width as u64 > size {
+                let always = self.b.ins().iconst(types::I8, 1);
+                self.fault_if(always, addr, width, is_store, Status::ILLEGAL_ADDRESS);
+            }
+            return Ok(addr);
+        }
+        let inside = match space {
+            StateSpace::Global | StateSpace::Const => self.in_device_memory(addr, width),
+            StateSpace::Shared => self.in_shared_memory(addr, width),
+            StateSpace::Local => self.in_local_memory(addr, width),
+            StateSpace::Param => self.in_parameters(addr, width),
+            StateSpace::Generic => {
+                // Device memory first (the common case), then the other windows.
+                let device = self.in_device_memory(addr, width);
+                let done = self.b.create_block();
+                let others = self.b.create_block();
+                self.b.append_block_param(done, types::I8);
+                self.b
+                    .ins()
+                    .brif(device, done, &[device.into()], others, &[]);
+                self.b.switch_to_block(others);
+                let shared = self.in_shared_memory(addr, width);
+                let local = self.in_local_memory(addr, width);
+                let either = self.b.ins().bor(shared, local);
+                self.b.ins().jump(done, &[either.into()]);
+                self.b.switch_to_block(done);
+                self.b.block_params(done)[0]
+            }
+        };
+        // One branch for both rules; the cold path tells them apart.
+        let low = self.b.ins().band_imm_u(addr, width as i64 - 1);
+        let aligned = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
+        let ok = self.b.ins().band(inside, aligned);
+        let bad = self.b.ins().bxor_imm_u(ok, 1);
+        self.fault_with(bad, addr, width, is_store, Why::AlignedOrNot(aligned));
+        Ok(addr)
+    }
+
+    /// `ldmatrix`: lanes below 8 × `matrices` give the address of a 16-byte row of shared
+    /// memory (the other lanes' addresses are not used).
+    pub(super) fn check_matrix_row(&mut self, addr: Value, matrices: u32) {
+        if !self.confined {
+            return;
+        }
+        let lane = self.linear_tid();
+        let lane = self.b.ins().band_imm_u(lane, 31);
+        let used = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::UnsignedLessThan, lane, 8 * matrices as i64);
+        let low = self.b.ins().band_imm_u(addr, 15);
+        let misaligned = self.b.ins().icmp_imm_u(IntCC::NotEqual, low, 0);
+        let misaligned = self.b.ins().band(used, misaligned);
+        self.fault_if(misaligned, addr, 16, false, Status::MISALIGNED);
+        let inside = self.in_shared_memory(addr, 16);
+        let outside = self.b.ins().bxor_imm_u(inside, 1);
+        let bad = self.b.ins().band(used, outside);
+        self.fault_if(bad, addr, 16, false, Status::ILLEGAL_ADDRESS);
+    }
+
+    /// Bytes a variable occupies, if known before the launch (not for `.extern .shared`
+    /// arrays, sized by the launch: those are checked against shared memory at run time).
+    fn symbol_size(&self, sym: Symbol) -> Option<u64> {
+        match sym {
+            Symbol::Global(g) => {
+                let g = &self.module.globals[g];
+                (!g.is_extern).then_some(g.size)
+            }
+            Symbol::Local(v) => {
+                let v = &self.func.vars[v];
+                (!v.is_extern).then_some(v.size)
+            }
+            Symbol::Param(i) => Some(self.func.params[i].size as u64),
+            Symbol::Return(i) => Some(self.func.returns[i].size as u64),
+        }
+    }
+
+    /// Whether `[addr, addr + width)` lies in one live device allocation (as an i8 0/1): the
+    /// test of `Arena::contains`, without a branch.
+    fn in_device_memory(&mut self, addr: Value, width: u32) -> Value {
+        let arena = ptxjit_runtime::arena();
+        let off = self
+            .b
+            .ins()
+            .iadd_imm_s(addr, (arena.base as i64).wrapping_neg());
+        let last_byte = self.b.ins().iconst(types::I64, arena.size as i64 - 1);
+        let off = self.b.ins().umin(off, last_byte);
+        let slot = self
+            .b
+            .ins()
+            .ushr_imm_u(off, ptxjit_runtime::SLOT_SHIFT as i64);
+        let entry = self.b.ins().ishl_imm_u(slot, 3);
+        let entry = self.b.ins().iadd_imm_s(entry, arena.table as i64);
+        // Not invariant: buffers are allocated and freed while kernels run.
+        let end = self
+            .b
+            .ins()
+            .load(types::I64, MemFlagsData::trusted(), entry, 0);
+        let last = self.b.ins().iadd_imm_s(off, width as i64);
+        self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, last, end)
+    }
+
+    /// Whether `[addr, addr + width)` lies in `[lo, lo + len)`.
+    fn in_window(&mut self, addr: Value, width: u32, lo: Value, len: Value) -> Value {
+        let off = self.b.ins().isub(addr, lo);
+        let last = self.b.ins().iadd_imm_s(off, width as i64);
+        let no_wrap = self.b.ins().icmp(IntCC::UnsignedLessThan, off, last);
+        let fits = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, last, len);
+        self.b.ins().band(no_wrap, fits)
+    }
+
+    fn in_shared_memory(&mut self, addr: Value, width: u32) -> Value {
+        let dynamic = self
+            .b
+            .ins()
+            .load(types::I32, invariant(), self.ctx, ctx::DYNAMIC_SHARED);
+        let dynamic = self.b.ins().uextend(types::I64, dynamic);
+        let total = self
+            .b
+            .ins()
+            .iadd_imm_s(dynamic, self.env.dynamic_shared_offset as i64);
+        self.in_window(addr, width, self.shared_base, total)
+    }
+
+    /// The thread's `.local` variables: one stack area, or the locals part of its frame.
+    fn in_local_memory(&mut self, addr: Value, width: u32) -> Value {
+        let window = self.local_window;
+        match window {
+            Some((lo_loc, len)) => {
+                let lo = match lo_loc {
+                    VarLoc::Stack(slot, off) => self.b.ins().stack_addr(types::I64, slot, off),
+                    VarLoc::Frame(off) => {
+                        let frame = self
+                            .b
+                            .use_var(self.coop.as_ref().expect("cooperative").frame);
+                        self.b.ins().iadd_imm_s(frame, off as i64)
+                    }
+                    VarLoc::Shared(_) => unreachable!("locals are not shared"),
+                };
+                let len = self.b.ins().iconst(types::I64, len as i64);
+                self.in_window(addr, width, lo, len)
+            }
+            None => self.b.ins().iconst(types::I8, 0),
+        }
+    }
+
+    /// A kernel's parameter buffer (a called function's parameters are only reached by name).
+    fn in_parameters(&mut self, addr: Value, width: u32) -> Value {
+        if !self.is_entry() {
+            return self.b.ins().iconst(types::I8, 0);
+        }
+        let len = self
+            .b
+            .ins()
+            .iconst(types::I64, self.func.params_size as i64);
+        self.in_window(addr, width, self.params[0], len)
+    }
+
+    /// The status word of `kind` at the current instruction.
+    fn status_word(&mut self, kind: u32) -> Value {
+        let status = Status::encode(kind, self.func_id as u32, self.inst_index);
+        self.b.ins().iconst(types::I64, status as i64)
+    }
+
+    /// If `cond` (nonzero): record the access in the block context and end the launch with
+    /// status `kind`.
+    fn fault_if(&mut self, cond: Value, addr: Value, width: u32, is_store: bool, kind: u32) {
+        self.fault_with(cond, addr, width, is_store, Why::Always(kind));
+    }
+
+    /// If `cond`: record the access and end the launch with the status `why` gives.
+    fn fault_with(&mut self, cond: Value, addr: Value, width: u32, is_store: bool, why: Why) {
+        let fault = self.b.create_block();
+        let go_on = self.b.create_block();
+        self.b.set_cold_block(fault);
+        self.b.ins().brif(cond, fault, &[], go_on, &[]);
+        self.b.switch_to_block(fault);
+        let flags = MemFlagsData::trusted();
+        self.b
+            .ins()
+            .store(flags, addr, self.ctx, ctx::FAULT_ADDRESS);
+        let thread = self.linear_tid();
+        let thread = self.b.ins().uextend(types::I64, thread);
+        let thread = self.b.ins().ishl_imm_u(thread, 32);
+        let detail = self
+            .b
+            .ins()
+            .bor_imm_u(thread, Fault::detail(width, is_store, 0) as i64);
+        self.b
+            .ins()
+            .store(flags, detail, self.ctx, ctx::FAULT_DETAIL);
+        let status = match why {
+            Why::Always(kind) => self.status_word(kind),
+            Why::AlignedOrNot(aligned) => {
+                let illegal = self.status_word(Status::ILLEGAL_ADDRESS);
+                let misaligned = self.status_word(Status::MISALIGNED);
+                self.b.ins().select(aligned, illegal, misaligned)
+            }
+        };
+        self.b.ins().return_(&[status]);
+        self.b.switch_to_block(go_on);
+    }
+}
+
+/// Which status a failed check ends the launch with.
+enum Why {
+    Always(u32),
+    /// An illegal address if the access was aligned (this value nonzero), else misaligned.
+    AlignedOrNot(Value),
+}
