@@ -27,5 +27,5 @@ pub mod types;
 
 pub use error::{Diagnostic, Error, Result};
 pub use jit::{CompileOptions, LaneGroups, OptLevel};
-pub use kernel::{Arg, Kernel, Module, ParamInfo};
+pub use kernel::{Arg, Kernel, Module, ParamInfo, check_ptx};
 pub use ptxjit_runtime::{DeviceBuffer, Dim3, LaunchConfig, Schedule};

@@ -1,6 +1,7 @@
 //! Bad input gets a diagnostic, never a panic: every bundled PTX file (examples, corpus,
-//! compiler kernels) mutated at random — lines cut, dropped or swapped, types and registers
-//! changed, huge immediates — must compile or fail with an error.
+//! compiler kernels) mutated at random — lines cut, dropped or swapped, tokens swapped, types
+//! and registers changed, undefined registers, huge immediates — must compile (in the
+//! lane-group form, which contains the one-thread code too) or fail with an error.
 
 /// Mutates each file `rounds` times from `seed`; returns (compiles tried, panics).
 fn campaign(rounds: usize, seed: u64) -> (usize, usize) {
@@ -33,7 +34,7 @@ fn campaign(rounds: usize, seed: u64) -> (usize, usize) {
             let mut l: Vec<String> = lines.iter().map(|s| s.to_string()).collect();
             for _ in 0..(1 + next() % 3) {
                 let i = (next() as usize) % l.len();
-                match next() % 12 {
+                match next() % 14 {
                     0 => {
                         l.remove(i);
                     }
@@ -53,14 +54,32 @@ fn campaign(rounds: usize, seed: u64) -> (usize, usize) {
                     8 => l[i] = l[i].replace(".s32", ".f16x2").replace(".b16", ".f64"),
                     9 => l[i] = l[i].replace("[", "").replace("]", ""),
                     10 => l[i] = l[i].replace("%rd", "%r"),
+                    11 => {
+                        let mut t: Vec<&str> = l[i].split_whitespace().collect();
+                        if t.len() > 1 {
+                            let (a, b) = (next() as usize % t.len(), next() as usize % t.len());
+                            t.swap(a, b);
+                        }
+                        l[i] = t.join(" ");
+                    }
+                    12 => l[i] = l[i].replacen("%r", "%undeclared", 1),
                     _ => l[i] = l[i].replace("{", "").replace("}", ""),
                 }
             }
             let mutated = l.join("\n");
             total += 1;
+            let opts = ptxjit::CompileOptions {
+                lane_groups: ptxjit::LaneGroups::Always,
+                ..Default::default()
+            };
             let r = std::panic::catch_unwind(|| {
-                if let Ok(m) = ptxjit::Module::from_ptx(&mutated) {
-                    let _ = m.kernel_names();
+                match ptxjit::Module::from_ptx_named("mutated.ptx", &mutated, &opts) {
+                    Ok(m) => {
+                        let _ = m.kernel_names();
+                    }
+                    Err(e) => {
+                        let _ = e.to_string();
+                    }
                 }
             });
             if r.is_err() {

@@ -78,15 +78,33 @@ fn a_kernel_that_finishes_in_time_is_unaffected_by_its_timeout() {
 }
 
 #[test]
-fn trap_ends_the_launch_with_an_error_naming_the_instruction() {
-    let ptx = STORE.replace("ret;", "trap;");
+fn trap_and_brkpt_end_the_launch_with_an_error_naming_the_instruction() {
+    for inst in ["trap;", "brkpt;"] {
+        let ptx = STORE.replace("ret;", inst);
+        let out = DeviceBuffer::zeroed(64 * 4).unwrap();
+        let err = module_with(&ptx, LaneGroups::Always)
+            .kernel("store")
+            .unwrap()
+            .launch(1, 64, &[Arg::buffer(&out)])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("trap in block (0, 0, 0) at k.ptx:"), "{err}");
+        assert!(err.contains(inst), "{err}");
+        runtime_still_works();
+    }
+}
+
+#[test]
+fn integer_division_by_zero_gives_the_hardware_value_not_a_host_trap() {
+    let ptx = STORE.replace(
+        "st.global.u32 [%rd3], %r1;",
+        "mov.u32 %r2, 0;\ndiv.u32 %r2, %r1, %r2;\nst.global.u32 [%rd3], %r2;",
+    );
     let out = DeviceBuffer::zeroed(64 * 4).unwrap();
-    let err = module_with(&ptx, LaneGroups::Always)
+    module_with(&ptx, LaneGroups::Always)
         .kernel("store")
         .unwrap()
         .launch(1, 64, &[Arg::buffer(&out)])
-        .unwrap_err()
-        .to_string();
-    assert!(err.contains("trap in block (0, 0, 0) at k.ptx:"), "{err}");
-    runtime_still_works();
+        .unwrap();
+    assert_eq!(out.to_vec::<u32>(), vec![u32::MAX; 64]);
 }

@@ -799,7 +799,8 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
             Op::Ret
         }
         "exit" if mods.is_empty() => Op::Exit,
-        "trap" if mods.is_empty() => Op::Trap,
+        // `brkpt` stops a kernel like `trap` when no debugger is attached.
+        "trap" | "brkpt" if mods.is_empty() => Op::Trap,
         "call" => {
             only(&|m| m == "uni")?;
             Op::Call
