@@ -379,6 +379,16 @@ impl Kernel {
             StatusKind::Trap => "trap".to_string(),
             StatusKind::Exit => "exit outside a kernel".to_string(),
             StatusKind::Round => "unfinished round".to_string(),
+            StatusKind::StackOverflow => {
+                let f = m.functions.get(status.function() as usize);
+                return self.launch_error(format!(
+                    "calls nested too deeply (stack overflow) entering '{}' in block ({}, {}, {})",
+                    f.map_or("?", |f| f.name.as_str()),
+                    failure.block.x,
+                    failure.block.y,
+                    failure.block.z
+                ));
+            }
             StatusKind::Timeout => format!(
                 "timeout after {:.3} s",
                 self.timeout.unwrap_or_default().as_secs_f64()

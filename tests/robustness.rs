@@ -108,3 +108,27 @@ fn integer_division_by_zero_gives_the_hardware_value_not_a_host_trap() {
         .unwrap();
     assert_eq!(out.to_vec::<u32>(), vec![u32::MAX; 64]);
 }
+
+#[test]
+fn endless_recursion_is_an_error_not_a_stack_overflow() {
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .func (.param .b32 r) down(.param .b32 n)\n{\n.reg .b32 %r<4>;\n\
+        ld.param.b32 %r1, [n];\nadd.u32 %r2, %r1, 1;\n\
+        { .param .b32 a;\n.param .b32 b;\nst.param.b32 [a], %r2;\ncall (b), down, (a);\nld.param.b32 %r3, [b];\n}\n\
+        st.param.b32 [r], %r3;\nret;\n}\n\
+        .visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<3>;\n\
+        { .param .b32 a;\n.param .b32 b;\nst.param.b32 [a], 0;\ncall (b), down, (a);\n}\nret;\n}\n";
+    let out = DeviceBuffer::zeroed(4).unwrap();
+    let err = Module::from_ptx_named("k.ptx", ptx, &CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .kernel("k")
+        .unwrap()
+        .launch(2, 32, &[Arg::buffer(&out)])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("stack overflow") && err.contains("'down'"),
+        "{err}"
+    );
+    runtime_still_works();
+}

@@ -114,7 +114,13 @@ pub struct BlockContext {
     /// [`Status::MISALIGNED`]: the address, and [`Fault::detail`].
     pub fault_address: Cell<u64>,
     pub fault_detail: Cell<u64>,
+    /// Compiled functions return [`Status::STACK_OVERFLOW`] when the stack pointer is below
+    /// this (deep recursion in `.func`s), instead of overflowing the worker's stack.
+    pub stack_limit: u64,
 }
+
+/// Stack a block function may use below the runtime's frame (worker threads have 2 MiB).
+pub const KERNEL_STACK_BYTES: u64 = 1 << 20;
 
 /// What a faulting access was, as compiled code packs it into `fault_detail`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -162,6 +168,8 @@ pub enum StatusKind {
     IllegalAddress,
     /// An access not aligned to its width.
     Misaligned,
+    /// Calls nested too deeply for the worker's stack.
+    StackOverflow,
     /// Any other code, reserved for later kinds.
     Other(u32),
 }
@@ -182,6 +190,7 @@ impl Status {
     pub const TIMEOUT: u32 = 4;
     pub const ILLEGAL_ADDRESS: u32 = 5;
     pub const MISALIGNED: u32 = 6;
+    pub const STACK_OVERFLOW: u32 = 7;
 
     pub fn encode(kind: u32, function: u32, inst: u32) -> u64 {
         (kind as u64) << 56 | ((function as u64) & 0xFF_FFFF) << 32 | inst as u64
@@ -195,6 +204,7 @@ impl Status {
             Status::TIMEOUT => StatusKind::Timeout,
             Status::ILLEGAL_ADDRESS => StatusKind::IllegalAddress,
             Status::MISALIGNED => StatusKind::Misaligned,
+            Status::STACK_OVERFLOW => StatusKind::StackOverflow,
             k => StatusKind::Other(k),
         }
     }
@@ -406,6 +416,13 @@ unsafe fn run_grid(
             abort,
             fault_address: Cell::new(0),
             fault_detail: Cell::new(0),
+            stack_limit: 0,
+        };
+        // The stack below this frame, minus the allowance, is the kernel's limit.
+        let here = std::hint::black_box(&ctx) as *const BlockContext as u64;
+        let ctx = BlockContext {
+            stack_limit: here.saturating_sub(KERNEL_STACK_BYTES),
+            ..ctx
         };
         loop {
             // SAFETY: the caller guarantees `func` is a block function for this context.

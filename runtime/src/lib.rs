@@ -8,8 +8,9 @@ mod launch;
 mod memory;
 
 pub use launch::{
-    BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, Fault, LaunchConfig, LaunchOptions,
-    MAX_THREADS_PER_BLOCK, Schedule, Status, StatusKind, launch, launch_scheduled,
+    BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, Fault, KERNEL_STACK_BYTES,
+    LaunchConfig, LaunchOptions, MAX_THREADS_PER_BLOCK, Schedule, Status, StatusKind, launch,
+    launch_scheduled,
 };
 pub use memory::{Arena, DeviceBuffer, SLOT_SHIFT, arena};
 

@@ -377,6 +377,13 @@ impl Translator<'_, '_> {
                 self.b.ins().jump(next_group, &[]);
                 Ok(true)
             }
+            (Op::Trap, None) => {
+                // Every lane stops here; the first one ends the block.
+                self.enter_lane(0);
+                let r = self.instruction(inst, &[]);
+                self.enter_lane(0);
+                r
+            }
             (Op::Bra | Op::Ret | Op::Exit, Some(g))
                 if self.lanes.as_ref().expect("grouped").uniform[g.reg as usize] =>
             {

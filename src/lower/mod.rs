@@ -94,7 +94,13 @@ pub mod ctx {
     pub const ABORT: i32 = offset_of!(BlockContext, abort) as i32;
     pub const FAULT_ADDRESS: i32 = offset_of!(BlockContext, fault_address) as i32;
     pub const FAULT_DETAIL: i32 = offset_of!(BlockContext, fault_detail) as i32;
+    pub const STACK_LIMIT: i32 = offset_of!(BlockContext, stack_limit) as i32;
 }
+
+/// `.local` (and `.param`) bytes one function may have on the stack: well inside
+/// `ptxjit_runtime::KERNEL_STACK_BYTES`, so that its frame never passes the stack's end
+/// before the limit check sees it.
+pub const MAX_STACK_VARIABLE_BYTES: u64 = 256 << 10;
 
 /// Flags for loads of what does not change during a launch (the block context, the kernel's
 /// parameters): Cranelift may then hoist them out of the thread loop.
@@ -209,6 +215,21 @@ impl<'a, 'b> Translator<'a, 'b> {
             b.declare_var(types::I32),
         ];
         let flags = invariant();
+        // Deep recursion stops with an error before it can overflow the worker's stack.
+        let sp = b.ins().get_stack_pointer(types::I64);
+        let limit = b.ins().load(types::I64, flags, ctx, ctx::STACK_LIMIT);
+        let overflow = b
+            .ins()
+            .icmp(ir::condcodes::IntCC::UnsignedLessThan, sp, limit);
+        let too_deep = b.create_block();
+        let go_on = b.create_block();
+        b.set_cold_block(too_deep);
+        b.ins().brif(overflow, too_deep, &[], go_on, &[]);
+        b.switch_to_block(too_deep);
+        let status = Status::encode(Status::STACK_OVERFLOW, func_id as u32, u32::MAX);
+        let status = b.ins().iconst(types::I64, status as i64);
+        b.ins().return_(&[status]);
+        b.switch_to_block(go_on);
         let shared_base = b.ins().load(types::I64, flags, ctx, ctx::SHARED);
         let (params, returns) = match func.kind {
             FunctionKind::Entry => {
@@ -242,6 +263,16 @@ impl<'a, 'b> Translator<'a, 'b> {
             stack_bytes += v.size;
         }
         let mut offsets = offsets.into_iter();
+        if stack_bytes > MAX_STACK_VARIABLE_BYTES {
+            return Err(Diagnostic::new(
+                &module.source,
+                func.span,
+                format!(
+                    "'{}' has {stack_bytes} bytes of .local variables; at most {} are supported",
+                    func.name, MAX_STACK_VARIABLE_BYTES
+                ),
+            ));
+        }
         let stack = (stack_bytes > 0).then(|| {
             b.create_sized_stack_slot(ir::StackSlotData::new(
                 ir::StackSlotKind::ExplicitSlot,
