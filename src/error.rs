@@ -136,6 +136,8 @@ pub enum Error {
     #[error("kernel '{kernel}': {what} at {location}: `{instruction}`")]
     Runtime {
         kernel: String,
+        /// Why the launch stopped (`None`: an error the reference interpreter found).
+        kind: Option<ptxjit_runtime::StatusKind>,
         what: String,
         location: String,
         instruction: String,

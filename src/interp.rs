@@ -170,6 +170,7 @@ impl Interpreter {
                                     let inst = &f.body.as_ref().expect("defined")[i];
                                     Error::Runtime {
                                         kernel: kernel.into(),
+                                        kind: None,
                                         what: format!("{msg} in block ({bx}, {by}, {bz})"),
                                         location: self.module.source.location(inst.span),
                                         instruction: inst.opcode.clone(),

@@ -327,6 +327,11 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
 }
 
 impl CompiledModule {
+    /// Where module-scope variable `index` lives (`None` for shared variables).
+    pub fn global_address(&self, index: usize) -> Option<u64> {
+        self.env.global_addresses.get(index).copied().flatten()
+    }
+
     pub fn lane_groups(&self) -> LaneGroups {
         self.opts.lane_groups
     }

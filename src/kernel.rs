@@ -92,6 +92,14 @@ impl Module {
         }
     }
 
+    /// The device address and size of a module-scope `.global` or `.const` variable.
+    pub fn global(&self, name: &str) -> Option<(u64, u64)> {
+        let m = &self.inner.checked;
+        let i = m.globals.iter().position(|g| g.name == name)?;
+        let address = self.inner.compiled.global_address(i)?;
+        Some((address, m.globals[i].size))
+    }
+
     /// Cranelift IR of every function, if compiled with `keep_clif`.
     pub fn clif(&self) -> &[(String, String)] {
         &self.inner.compiled.clif
@@ -144,6 +152,9 @@ pub struct ParamInfo {
     pub ty: PtxType,
     /// Bytes the argument must have.
     pub size: u32,
+    /// Where it sits in the kernel's parameter buffer (the layout of CUDA's packed
+    /// `CU_LAUNCH_PARAM_BUFFER_POINTER` argument).
+    pub offset: u32,
     /// `Some(K)` for `.b8 name[K]`-style by-value aggregates.
     pub array: Option<u32>,
 }
@@ -243,6 +254,7 @@ impl Kernel {
                 name: p.name.clone(),
                 ty: p.ty,
                 size: p.size,
+                offset: p.offset,
                 array: p.array,
             })
             .collect()
@@ -440,6 +452,7 @@ impl Kernel {
         let b = failure.block;
         Error::Runtime {
             kernel: self.name().into(),
+            kind: Some(status.kind()),
             what: format!("{what} in block ({}, {}, {})", b.x, b.y, b.z),
             location,
             instruction,

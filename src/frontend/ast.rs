@@ -160,6 +160,8 @@ pub enum OperandKind {
     /// A register, special register, label, function or variable name, with an optional
     /// `+offset` (variables only).
     Name(String, i64),
+    /// `name[index]`: an array element.
+    Element(String, i64),
     Imm(Immediate),
     /// `[base+offset]`; `base` is a register or variable name, or absent for `[imm]`.
     Address {

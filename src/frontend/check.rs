@@ -48,6 +48,7 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
         let checker = FunctionChecker {
             source,
             globals: &global_names,
+            global_vars: &globals,
             funcs: &func_ids,
             regs: Vec::new(),
             vars: Vec::new(),
@@ -57,6 +58,8 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
             label_names: Vec::new(),
             body: Vec::new(),
             params: HashMap::new(),
+            param_elem_sizes: Vec::new(),
+            return_elem_sizes: Vec::new(),
             diags: Vec::new(),
         };
         match checker.function(f) {
@@ -120,6 +123,7 @@ fn var_from_decl(source: &Arc<Source>, d: &ast::VarDecl) -> CResult<Var> {
         span: d.span,
         space: d.space,
         size: size.max(init.as_ref().map_or(0, |b| b.len() as u64)),
+        elem_size: d.ty.size(),
         align: d.alignment(),
         is_extern: d.is_extern,
         init,
@@ -149,6 +153,7 @@ enum Name {
 struct FunctionChecker<'a> {
     source: &'a Arc<Source>,
     globals: &'a HashMap<String, usize>,
+    global_vars: &'a [Var],
     funcs: &'a HashMap<String, FuncId>,
     regs: Vec<Reg>,
     vars: Vec<Var>,
@@ -157,8 +162,10 @@ struct FunctionChecker<'a> {
     label_pos: Vec<usize>,
     label_names: Vec<String>,
     body: Vec<Inst>,
-    /// Parameter and return names → symbol.
+    /// Parameter and return names → symbol, and their element sizes.
     params: HashMap<String, Symbol>,
+    param_elem_sizes: Vec<u32>,
+    return_elem_sizes: Vec<u32>,
     diags: Vec<Diagnostic>,
 }
 
@@ -196,6 +203,8 @@ impl<'a> FunctionChecker<'a> {
         for (i, p) in returns.iter().enumerate() {
             self.params.insert(p.name.clone(), Symbol::Return(i));
         }
+        self.param_elem_sizes = params.iter().map(|p| p.ty.size()).collect();
+        self.return_elem_sizes = returns.iter().map(|p| p.ty.size()).collect();
         let body = match &f.body {
             Some(stmts) => {
                 self.collect_labels(stmts);
@@ -320,6 +329,16 @@ impl<'a> FunctionChecker<'a> {
         }
     }
 
+    /// Element size of the variable (or parameter) `name`.
+    fn elem_size(&self, name: &str) -> Option<u32> {
+        match self.symbol(name)? {
+            Symbol::Local(id) => Some(self.vars[id].elem_size),
+            Symbol::Global(g) => Some(self.global_vars[g].elem_size),
+            Symbol::Param(i) => self.param_elem_sizes.get(i).copied(),
+            Symbol::Return(i) => self.return_elem_sizes.get(i).copied(),
+        }
+    }
+
     fn reg(&self, name: &str, span: Span) -> CResult<RegId> {
         match self.lookup(name) {
             Some(Name::Reg(id)) => Ok(id),
@@ -344,11 +363,27 @@ impl<'a> FunctionChecker<'a> {
             }
             None => None,
         };
-        let args = i
+        let mut args = i
             .operands
             .iter()
             .map(|o| self.operand(o, op))
             .collect::<CResult<Vec<_>>>()?;
+        // `ld.u32 r, a[1]` addresses memory without brackets.
+        let address_position = match op {
+            Op::Ld { .. } => Some(1),
+            Op::St { .. } => Some(0),
+            Op::Atom { red, .. } => Some(if red { 0 } else { 1 }),
+            _ => None,
+        };
+        if let Some(k) = address_position
+            && let (Some(Arg::SymbolAddr(sym, offset)), Some(o)) = (args.get(k), i.operands.get(k))
+            && matches!(o.kind, OperandKind::Element(..))
+        {
+            args[k] = Arg::Addr {
+                base: AddrBase::Symbol(*sym),
+                offset: *offset,
+            };
+        }
         let inst = Inst {
             guard,
             op,
@@ -393,6 +428,14 @@ impl<'a> FunctionChecker<'a> {
                     return Err(self.err(o.span, format!("undefined register '{name}'")));
                 }
                 return Err(self.err(o.span, format!("undefined name '{name}'")));
+            }
+            OperandKind::Element(name, index) => {
+                // `a[i]`: the address of element i (ISA "arrays as operands"); in a memory
+                // instruction's address position it becomes `[a+offset]` (see `instruction`).
+                let (Some(s), Some(size)) = (self.symbol(name), self.elem_size(name)) else {
+                    return Err(self.err(o.span, format!("undefined array '{name}'")));
+                };
+                Arg::SymbolAddr(s, index.wrapping_mul(size as i64))
             }
             OperandKind::Address { base, offset } => {
                 let base = match base {

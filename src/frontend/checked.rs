@@ -72,6 +72,8 @@ pub struct Var {
     pub span: Span,
     pub space: StateSpace,
     pub size: u64,
+    /// Bytes of one element of its declared type (`name[i]` is `i` elements in).
+    pub elem_size: u32,
     pub align: u32,
     pub is_extern: bool,
     /// Initial bytes (little-endian), `size` long when initialized.

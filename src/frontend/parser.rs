@@ -717,6 +717,14 @@ impl<'a> Parser<'a> {
                 } else if self.is_punct('+') {
                     self.pos += 1;
                     OperandKind::Name(w, self.offset()?)
+                } else if self.is_punct('[') && !w.starts_with('%') {
+                    self.pos += 1;
+                    let index = self.offset()?;
+                    if !self.eat_punct(']') {
+                        let at = self.span();
+                        return self.err(at, format!("expected ']' after the index of '{w}'"));
+                    }
+                    OperandKind::Element(w, index)
                 } else {
                     OperandKind::Name(w, 0)
                 }

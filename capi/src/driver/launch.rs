@@ -1,0 +1,98 @@
+//! `cuLaunchKernel`: arguments as `kernelParams` (one pointer per parameter) or as one packed
+//! buffer in `extra`.
+
+use std::ffi::{c_uint, c_void};
+
+use ptxjit::{Arg, Dim3, LaunchConfig};
+
+use super::module::FUNCTIONS;
+use super::*;
+
+const CU_LAUNCH_PARAM_END: usize = 0;
+const CU_LAUNCH_PARAM_BUFFER_POINTER: usize = 1;
+const CU_LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
+
+/// The packed buffer of `extra`: (pointer, size).
+fn packed_buffer(extra: *const *mut c_void) -> Result<(*const u8, usize), CUresult> {
+    let (mut ptr, mut size): (*const u8, Option<usize>) = (std::ptr::null(), None);
+    for i in (0..64).step_by(2) {
+        // SAFETY: `extra` is a CU_LAUNCH_PARAM_END-terminated list of (key, value) pairs.
+        let key = unsafe { *extra.add(i) } as usize;
+        if key == CU_LAUNCH_PARAM_END {
+            return match (ptr.is_null(), size) {
+                (false, Some(s)) => Ok((ptr, s)),
+                _ => Err(CUDA_ERROR_INVALID_VALUE),
+            };
+        }
+        // SAFETY: as above: a value follows each key.
+        let value = unsafe { *extra.add(i + 1) };
+        match key {
+            CU_LAUNCH_PARAM_BUFFER_POINTER => ptr = value as *const u8,
+            // SAFETY: the size entry points to a size_t.
+            CU_LAUNCH_PARAM_BUFFER_SIZE => size = Some(unsafe { *(value as *const usize) }),
+            _ => return Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+    Err(CUDA_ERROR_INVALID_VALUE)
+}
+
+/// # Safety
+/// `kernel_params` holds one pointer per kernel parameter, each to that many bytes, or
+/// `extra` is a valid CU_LAUNCH_PARAM list.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuLaunchKernel(
+    f: Handle,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_mem_bytes: c_uint,
+    _stream: Handle,
+    kernel_params: *const *const c_void,
+    extra: *const *mut c_void,
+) -> CUresult {
+    call(|| {
+        let kernel = FUNCTIONS.with(f, |k| k.clone())?;
+        let params = kernel.params();
+        let mut args = Vec::with_capacity(params.len());
+        if !kernel_params.is_null() {
+            for (i, p) in params.iter().enumerate() {
+                // SAFETY: one pointer per parameter, each to `size` bytes.
+                let bytes = unsafe {
+                    let slot = *kernel_params.add(i) as *const u8;
+                    if slot.is_null() {
+                        return Err(CUDA_ERROR_INVALID_VALUE);
+                    }
+                    std::slice::from_raw_parts(slot, p.size as usize)
+                };
+                args.push(Arg::bytes(bytes));
+            }
+        } else if !extra.is_null() {
+            let (buffer, size) = packed_buffer(extra)?;
+            for p in &params {
+                let end = (p.offset + p.size) as usize;
+                if end > size {
+                    debug(&format!("packed arguments of {size} bytes, parameter '{}' ends at {end}", p.name));
+                    return Err(CUDA_ERROR_INVALID_VALUE);
+                }
+                // SAFETY: the buffer has `size` bytes and the parameter lies inside.
+                let bytes = unsafe { std::slice::from_raw_parts(buffer.add(p.offset as usize), p.size as usize) };
+                args.push(Arg::bytes(bytes));
+            }
+        } else if !params.is_empty() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        let config = LaunchConfig {
+            grid: Dim3::new(grid_x, grid_y, grid_z),
+            block: Dim3::new(block_x, block_y, block_z),
+            dynamic_shared_bytes: shared_mem_bytes,
+        };
+        kernel.launch_with(&config, &args).map_err(|e| {
+            debug(&e.to_string());
+            errors::code_of(&e)
+        })
+    })
+}
