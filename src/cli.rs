@@ -198,6 +198,7 @@ mod tests {
             name: "s".into(),
             ty: PtxType::B8,
             size: 2,
+            offset: 0,
             array: Some(2),
         };
         assert!(check_spec(&parse_spec("f16:0.5").unwrap(), &p).is_ok());

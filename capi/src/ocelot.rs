@@ -90,7 +90,9 @@ pub unsafe extern "C" fn ptx_run(
             dynamic_shared_bytes: u32::try_from(shared_mem_bytes)
                 .map_err(|_| format!("negative shared memory size {shared_mem_bytes}"))?,
         };
-        kernel.launch_with(&config, &values).map_err(|e| e.to_string())
+        kernel
+            .launch_with(&config, &values)
+            .map_err(|e| e.to_string())
     };
     match std::panic::catch_unwind(run) {
         Ok(Ok(())) => {}

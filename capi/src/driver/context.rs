@@ -18,7 +18,11 @@ thread_local! {
 const NAME: &str = "ptxjit (CPU, PTX JIT)";
 
 fn device(dev: CUdevice) -> Result<(), CUresult> {
-    if dev == 0 { Ok(()) } else { Err(CUDA_ERROR_INVALID_DEVICE) }
+    if dev == 0 {
+        Ok(())
+    } else {
+        Err(CUDA_ERROR_INVALID_DEVICE)
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -73,28 +77,28 @@ pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUd
 fn attribute(attrib: c_int) -> c_int {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as c_int;
     match attrib {
-        1 => 1024,                // MAX_THREADS_PER_BLOCK
-        2 | 3 => 1024,            // MAX_BLOCK_DIM_X, _Y
-        4 => 64,                  // MAX_BLOCK_DIM_Z
-        5 => i32::MAX,            // MAX_GRID_DIM_X
-        6 | 7 => 65535,           // MAX_GRID_DIM_Y, _Z
-        8 => 48 * 1024,           // MAX_SHARED_MEMORY_PER_BLOCK
-        9 => 64 * 1024,           // TOTAL_CONSTANT_MEMORY
-        10 => 32,                 // WARP_SIZE
-        11 => i32::MAX,           // MAX_PITCH
-        12 => 65536,              // MAX_REGISTERS_PER_BLOCK
-        13 => 1_000_000,          // CLOCK_RATE (kHz)
-        14 => 512,                // TEXTURE_ALIGNMENT
-        16 => cores,              // MULTIPROCESSOR_COUNT
-        19 => 1,                  // CAN_MAP_HOST_MEMORY
-        30 => 1,                  // CONCURRENT_KERNELS
-        39 => 1536,               // MAX_THREADS_PER_MULTIPROCESSOR
-        41 => 1,                  // UNIFIED_ADDRESSING
-        75 => 8,                  // COMPUTE_CAPABILITY_MAJOR
-        76 => 6,                  // COMPUTE_CAPABILITY_MINOR
-        81 => 100 * 1024,         // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-        82 => 65536,              // MAX_REGISTERS_PER_MULTIPROCESSOR
-        97 => 99 * 1024,          // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        1 => 1024,        // MAX_THREADS_PER_BLOCK
+        2 | 3 => 1024,    // MAX_BLOCK_DIM_X, _Y
+        4 => 64,          // MAX_BLOCK_DIM_Z
+        5 => i32::MAX,    // MAX_GRID_DIM_X
+        6 | 7 => 65535,   // MAX_GRID_DIM_Y, _Z
+        8 => 48 * 1024,   // MAX_SHARED_MEMORY_PER_BLOCK
+        9 => 64 * 1024,   // TOTAL_CONSTANT_MEMORY
+        10 => 32,         // WARP_SIZE
+        11 => i32::MAX,   // MAX_PITCH
+        12 => 65536,      // MAX_REGISTERS_PER_BLOCK
+        13 => 1_000_000,  // CLOCK_RATE (kHz)
+        14 => 512,        // TEXTURE_ALIGNMENT
+        16 => cores,      // MULTIPROCESSOR_COUNT
+        19 => 1,          // CAN_MAP_HOST_MEMORY
+        30 => 1,          // CONCURRENT_KERNELS
+        39 => 1536,       // MAX_THREADS_PER_MULTIPROCESSOR
+        41 => 1,          // UNIFIED_ADDRESSING
+        75 => 8,          // COMPUTE_CAPABILITY_MAJOR
+        76 => 6,          // COMPUTE_CAPABILITY_MINOR
+        81 => 100 * 1024, // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+        82 => 65536,      // MAX_REGISTERS_PER_MULTIPROCESSOR
+        97 => 99 * 1024,  // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
         _ => 0,
     }
 }
@@ -102,7 +106,11 @@ fn attribute(attrib: c_int) -> c_int {
 /// # Safety
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuDeviceGetAttribute(pi: *mut c_int, attrib: c_int, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceGetAttribute(
+    pi: *mut c_int,
+    attrib: c_int,
+    dev: CUdevice,
+) -> CUresult {
     call(|| {
         device(dev)?;
         put(pi, attribute(attrib))
@@ -137,7 +145,11 @@ pub unsafe extern "C" fn cuDeviceTotalMem_v2(bytes: *mut usize, dev: CUdevice) -
 /// # Safety
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuDeviceCanAccessPeer(can: *mut c_int, dev: CUdevice, peer: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuDeviceCanAccessPeer(
+    can: *mut c_int,
+    dev: CUdevice,
+    peer: CUdevice,
+) -> CUresult {
     call(|| {
         device(dev)?;
         device(peer)?;
@@ -148,7 +160,11 @@ pub unsafe extern "C" fn cuDeviceCanAccessPeer(can: *mut c_int, dev: CUdevice, p
 /// # Safety
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuCtxCreate_v2(ctx: *mut Handle, _flags: c_uint, dev: CUdevice) -> CUresult {
+pub unsafe extern "C" fn cuCtxCreate_v2(
+    ctx: *mut Handle,
+    _flags: c_uint,
+    dev: CUdevice,
+) -> CUresult {
     call(|| {
         device(dev)?;
         let h = CONTEXTS.insert(());
@@ -174,7 +190,9 @@ pub extern "C" fn cuCtxDestroy_v2(ctx: Handle) -> CUresult {
 pub extern "C" fn cuCtxSetCurrent(ctx: Handle) -> CUresult {
     call(|| {
         if !ctx.is_null() {
-            CONTEXTS.with(ctx, |_| ()).map_err(|_| CUDA_ERROR_INVALID_CONTEXT)?;
+            CONTEXTS
+                .with(ctx, |_| ())
+                .map_err(|_| CUDA_ERROR_INVALID_CONTEXT)?;
         }
         CURRENT.with(|c| c.set(ctx as usize));
         Ok(())

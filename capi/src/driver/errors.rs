@@ -27,24 +27,96 @@ pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
 /// (code, name, description), NUL-terminated for C.
 const TABLE: &[(CUresult, &str, &str)] = &[
     (CUDA_SUCCESS, "CUDA_SUCCESS\0", "no error\0"),
-    (CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE\0", "invalid argument\0"),
-    (CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY\0", "out of memory\0"),
-    (CUDA_ERROR_NOT_INITIALIZED, "CUDA_ERROR_NOT_INITIALIZED\0", "initialization error\0"),
-    (CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE\0", "invalid device ordinal\0"),
-    (CUDA_ERROR_INVALID_IMAGE, "CUDA_ERROR_INVALID_IMAGE\0", "device kernel image is invalid\0"),
-    (CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT\0", "invalid device context\0"),
-    (CUDA_ERROR_NO_BINARY_FOR_GPU, "CUDA_ERROR_NO_BINARY_FOR_GPU\0", "no kernel image is available for execution on the device (ptxjit runs PTX text only)\0"),
-    (CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX\0", "a PTX JIT compilation failed\0"),
-    (CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE\0", "invalid resource handle\0"),
-    (CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND\0", "named symbol not found\0"),
-    (CUDA_ERROR_NOT_READY, "CUDA_ERROR_NOT_READY\0", "device not ready\0"),
-    (CUDA_ERROR_ILLEGAL_ADDRESS, "CUDA_ERROR_ILLEGAL_ADDRESS\0", "an illegal memory access was encountered\0"),
-    (CUDA_ERROR_LAUNCH_TIMEOUT, "CUDA_ERROR_LAUNCH_TIMEOUT\0", "the launch timed out and was terminated\0"),
-    (CUDA_ERROR_HARDWARE_STACK_ERROR, "CUDA_ERROR_HARDWARE_STACK_ERROR\0", "an illegal instruction was encountered (stack overflow)\0"),
-    (CUDA_ERROR_MISALIGNED_ADDRESS, "CUDA_ERROR_MISALIGNED_ADDRESS\0", "misaligned address\0"),
-    (CUDA_ERROR_LAUNCH_FAILED, "CUDA_ERROR_LAUNCH_FAILED\0", "unspecified launch failure\0"),
-    (CUDA_ERROR_NOT_SUPPORTED, "CUDA_ERROR_NOT_SUPPORTED\0", "operation not supported\0"),
-    (CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN\0", "unknown error\0"),
+    (
+        CUDA_ERROR_INVALID_VALUE,
+        "CUDA_ERROR_INVALID_VALUE\0",
+        "invalid argument\0",
+    ),
+    (
+        CUDA_ERROR_OUT_OF_MEMORY,
+        "CUDA_ERROR_OUT_OF_MEMORY\0",
+        "out of memory\0",
+    ),
+    (
+        CUDA_ERROR_NOT_INITIALIZED,
+        "CUDA_ERROR_NOT_INITIALIZED\0",
+        "initialization error\0",
+    ),
+    (
+        CUDA_ERROR_INVALID_DEVICE,
+        "CUDA_ERROR_INVALID_DEVICE\0",
+        "invalid device ordinal\0",
+    ),
+    (
+        CUDA_ERROR_INVALID_IMAGE,
+        "CUDA_ERROR_INVALID_IMAGE\0",
+        "device kernel image is invalid\0",
+    ),
+    (
+        CUDA_ERROR_INVALID_CONTEXT,
+        "CUDA_ERROR_INVALID_CONTEXT\0",
+        "invalid device context\0",
+    ),
+    (
+        CUDA_ERROR_NO_BINARY_FOR_GPU,
+        "CUDA_ERROR_NO_BINARY_FOR_GPU\0",
+        "no kernel image is available for execution on the device (ptxjit runs PTX text only)\0",
+    ),
+    (
+        CUDA_ERROR_INVALID_PTX,
+        "CUDA_ERROR_INVALID_PTX\0",
+        "a PTX JIT compilation failed\0",
+    ),
+    (
+        CUDA_ERROR_INVALID_HANDLE,
+        "CUDA_ERROR_INVALID_HANDLE\0",
+        "invalid resource handle\0",
+    ),
+    (
+        CUDA_ERROR_NOT_FOUND,
+        "CUDA_ERROR_NOT_FOUND\0",
+        "named symbol not found\0",
+    ),
+    (
+        CUDA_ERROR_NOT_READY,
+        "CUDA_ERROR_NOT_READY\0",
+        "device not ready\0",
+    ),
+    (
+        CUDA_ERROR_ILLEGAL_ADDRESS,
+        "CUDA_ERROR_ILLEGAL_ADDRESS\0",
+        "an illegal memory access was encountered\0",
+    ),
+    (
+        CUDA_ERROR_LAUNCH_TIMEOUT,
+        "CUDA_ERROR_LAUNCH_TIMEOUT\0",
+        "the launch timed out and was terminated\0",
+    ),
+    (
+        CUDA_ERROR_HARDWARE_STACK_ERROR,
+        "CUDA_ERROR_HARDWARE_STACK_ERROR\0",
+        "an illegal instruction was encountered (stack overflow)\0",
+    ),
+    (
+        CUDA_ERROR_MISALIGNED_ADDRESS,
+        "CUDA_ERROR_MISALIGNED_ADDRESS\0",
+        "misaligned address\0",
+    ),
+    (
+        CUDA_ERROR_LAUNCH_FAILED,
+        "CUDA_ERROR_LAUNCH_FAILED\0",
+        "unspecified launch failure\0",
+    ),
+    (
+        CUDA_ERROR_NOT_SUPPORTED,
+        "CUDA_ERROR_NOT_SUPPORTED\0",
+        "operation not supported\0",
+    ),
+    (
+        CUDA_ERROR_UNKNOWN,
+        "CUDA_ERROR_UNKNOWN\0",
+        "unknown error\0",
+    ),
 ];
 
 fn lookup(code: CUresult) -> Option<&'static (CUresult, &'static str, &'static str)> {

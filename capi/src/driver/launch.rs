@@ -75,11 +75,16 @@ pub unsafe extern "C" fn cuLaunchKernel(
             for p in &params {
                 let end = (p.offset + p.size) as usize;
                 if end > size {
-                    debug(&format!("packed arguments of {size} bytes, parameter '{}' ends at {end}", p.name));
+                    debug(&format!(
+                        "packed arguments of {size} bytes, parameter '{}' ends at {end}",
+                        p.name
+                    ));
                     return Err(CUDA_ERROR_INVALID_VALUE);
                 }
                 // SAFETY: the buffer has `size` bytes and the parameter lies inside.
-                let bytes = unsafe { std::slice::from_raw_parts(buffer.add(p.offset as usize), p.size as usize) };
+                let bytes = unsafe {
+                    std::slice::from_raw_parts(buffer.add(p.offset as usize), p.size as usize)
+                };
                 args.push(Arg::bytes(bytes));
             }
         } else if !params.is_empty() {

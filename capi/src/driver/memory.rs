@@ -34,7 +34,9 @@ fn device_range(address: u64, len: usize) -> Result<(), CUresult> {
     if len == 0 || ptxjit_runtime::arena().contains(address, len as u64) {
         Ok(())
     } else {
-        debug(&format!("{len} bytes at {address:#x} are not in one allocation"));
+        debug(&format!(
+            "{len} bytes at {address:#x} are not in one allocation"
+        ));
         Err(CUDA_ERROR_INVALID_VALUE)
     }
 }
@@ -66,7 +68,11 @@ pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) ->
 /// # Safety
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuMemHostAlloc(pp: *mut *mut c_void, size: usize, _flags: c_uint) -> CUresult {
+pub unsafe extern "C" fn cuMemHostAlloc(
+    pp: *mut *mut c_void,
+    size: usize,
+    _flags: c_uint,
+) -> CUresult {
     call(|| put(pp, allocate(size.max(1))? as *mut c_void))
 }
 
@@ -78,7 +84,11 @@ pub extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
 /// # Safety
 /// `src` must hold `n` readable bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuMemcpyHtoD_v2(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
+pub unsafe extern "C" fn cuMemcpyHtoD_v2(
+    dst: CUdeviceptr,
+    src: *const c_void,
+    n: usize,
+) -> CUresult {
     call(|| {
         device_range(dst, n)?;
         // SAFETY: the destination was checked; the caller vouches for the source.
@@ -159,7 +169,7 @@ pub extern "C" fn cuMemsetD8_v2(dst: CUdeviceptr, value: c_uchar, n: usize) -> C
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemsetD32_v2(dst: CUdeviceptr, value: c_uint, n: usize) -> CUresult {
     call(|| {
-        if dst % 4 != 0 {
+        if !dst.is_multiple_of(4) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
         device_range(dst, n.checked_mul(4).ok_or(CUDA_ERROR_INVALID_VALUE)?)?;

@@ -81,7 +81,7 @@ pub fn call(f: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
 }
 
 /// Writes `v` through a caller's out-pointer, or fails with `CUDA_ERROR_INVALID_VALUE`.
-pub fn put<T>(out: *mut T, v: T) -> Result<(), CUresult> {
+pub(crate) fn put<T>(out: *mut T, v: T) -> Result<(), CUresult> {
     if out.is_null() {
         return Err(CUDA_ERROR_INVALID_VALUE);
     }

@@ -24,7 +24,10 @@ fn load(image: *const c_void) -> Result<Module, (CUresult, String)> {
     // SAFETY: every image starts with at least 4 readable bytes (a PTX text's 4 would
     // include its NUL only if it were shorter, which no PTX is).
     let magic = unsafe { std::slice::from_raw_parts(image as *const u8, 4) };
-    if magic == b"\x7FELF" || magic == 0xBA55_ED50u32.to_le_bytes() || magic == 0x466243B1u32.to_le_bytes() {
+    if magic == b"\x7FELF"
+        || magic == 0xBA55_ED50u32.to_le_bytes()
+        || magic == 0x466243B1u32.to_le_bytes()
+    {
         return Err((
             CUDA_ERROR_NO_BINARY_FOR_GPU,
             "cubin and fatbin images cannot run here: pass PTX text".into(),
@@ -33,7 +36,12 @@ fn load(image: *const c_void) -> Result<Module, (CUresult, String)> {
     // SAFETY: not a binary image, so a NUL-terminated PTX text.
     let text = unsafe { CStr::from_ptr(image as *const c_char) }
         .to_str()
-        .map_err(|_| (CUDA_ERROR_INVALID_IMAGE, "the image is not UTF-8 text".to_string()))?;
+        .map_err(|_| {
+            (
+                CUDA_ERROR_INVALID_IMAGE,
+                "the image is not UTF-8 text".to_string(),
+            )
+        })?;
     let opts = CompileOptions::default();
     Module::from_ptx_named("<cuModuleLoadData>", text, &opts).map_err(|e| {
         debug(&format!("{e}\n--- the module ---\n{text}"));
@@ -111,7 +119,12 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuModuleUnload(module: Handle) -> CUresult {
-    call(|| MODULES.remove(module).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+    call(|| {
+        MODULES
+            .remove(module)
+            .map(|_| ())
+            .ok_or(CUDA_ERROR_INVALID_HANDLE)
+    })
 }
 
 fn name_of<'a>(name: *const c_char) -> Result<&'a str, CUresult> {
@@ -127,7 +140,11 @@ fn name_of<'a>(name: *const c_char) -> Result<&'a str, CUresult> {
 /// # Safety
 /// `func` must be writable; `name` NUL-terminated.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuModuleGetFunction(func: *mut Handle, module: Handle, name: *const c_char) -> CUresult {
+pub unsafe extern "C" fn cuModuleGetFunction(
+    func: *mut Handle,
+    module: Handle,
+    name: *const c_char,
+) -> CUresult {
     call(|| {
         let name = name_of(name)?;
         let kernel = MODULES

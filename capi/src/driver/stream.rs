@@ -18,7 +18,11 @@ pub unsafe extern "C" fn cuStreamCreate(stream: *mut Handle, _flags: c_uint) -> 
 
 /// The default stream (null) or a created one.
 fn stream(h: Handle) -> Result<(), CUresult> {
-    if h.is_null() { Ok(()) } else { STREAMS.with(h, |_| ()) }
+    if h.is_null() {
+        Ok(())
+    } else {
+        STREAMS.with(h, |_| ())
+    }
 }
 
 #[unsafe(no_mangle)]
@@ -62,7 +66,11 @@ pub extern "C" fn cuEventSynchronize(event: Handle) -> CUresult {
 /// # Safety
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut c_float, start: Handle, end: Handle) -> CUresult {
+pub unsafe extern "C" fn cuEventElapsedTime(
+    ms: *mut c_float,
+    start: Handle,
+    end: Handle,
+) -> CUresult {
     call(|| {
         let (a, b) = (EVENTS.with(start, |t| *t)?, EVENTS.with(end, |t| *t)?);
         match (a, b) {
@@ -81,5 +89,10 @@ pub unsafe extern "C" fn cuEventElapsedTime(ms: *mut c_float, start: Handle, end
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuEventDestroy_v2(event: Handle) -> CUresult {
-    call(|| EVENTS.remove(event).map(|_| ()).ok_or(CUDA_ERROR_INVALID_HANDLE))
+    call(|| {
+        EVENTS
+            .remove(event)
+            .map(|_| ())
+            .ok_or(CUDA_ERROR_INVALID_HANDLE)
+    })
 }

@@ -1,0 +1,180 @@
+/* Drives ptxjit's CUDA driver API end to end, as a C client would, on the bundled h2_axpy
+ * example (nvcc-emitted f16x2 axpy): argument: the repository root. Prints "ok" at the end;
+ * exits non-zero at the first wrong answer. Declares the few driver types it needs itself
+ * (no cuda.h on this machine). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream, *CUevent;
+
+CUresult cuInit(unsigned);
+CUresult cuDriverGetVersion(int *);
+CUresult cuDeviceGetCount(int *);
+CUresult cuDeviceGet(CUdevice *, int);
+CUresult cuDeviceGetName(char *, int, CUdevice);
+CUresult cuDeviceGetAttribute(int *, int, CUdevice);
+CUresult cuDeviceComputeCapability(int *, int *, CUdevice);
+CUresult cuCtxCreate_v2(CUcontext *, unsigned, CUdevice);
+CUresult cuCtxGetCurrent(CUcontext *);
+CUresult cuCtxSynchronize(void);
+CUresult cuCtxDestroy_v2(CUcontext);
+CUresult cuModuleLoadData(CUmodule *, const void *);
+CUresult cuModuleLoadDataEx(CUmodule *, const void *, unsigned, int *, void **);
+CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
+CUresult cuModuleUnload(CUmodule);
+CUresult cuMemAlloc_v2(CUdeviceptr *, size_t);
+CUresult cuMemFree_v2(CUdeviceptr);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr, const void *, size_t);
+CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
+CUresult cuMemsetD32_v2(CUdeviceptr, unsigned, size_t);
+CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, CUstream, void **, void **);
+CUresult cuStreamCreate(CUstream *, unsigned);
+CUresult cuStreamSynchronize(CUstream);
+CUresult cuStreamDestroy_v2(CUstream);
+CUresult cuEventCreate(CUevent *, unsigned);
+CUresult cuEventRecord(CUevent, CUstream);
+CUresult cuEventSynchronize(CUevent);
+CUresult cuEventElapsedTime(float *, CUevent, CUevent);
+CUresult cuEventDestroy_v2(CUevent);
+CUresult cuGetErrorName(CUresult, const char **);
+CUresult cuGetProcAddress_v2(const char *, void **, int, unsigned long long, int *);
+
+static int failures = 0;
+#define CHECK(call, want)                                                              \
+  do {                                                                                 \
+    CUresult r_ = (call);                                                              \
+    if (r_ != (want)) {                                                                \
+      const char *n_ = "?";                                                            \
+      cuGetErrorName(r_, &n_);                                                         \
+      fprintf(stderr, "line %d: %s returned %d (%s), expected %d\n", __LINE__, #call, \
+              r_, n_, (int)(want));                                                    \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+static char *slurp(const char *root, const char *rel, size_t *len) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", root, rel);
+  FILE *f = fopen(path, "rb");
+  if (!f) { perror(path); exit(1); }
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc(n + 1);
+  if (fread(buf, 1, n, f) != (size_t)n) { perror(path); exit(1); }
+  buf[n] = 0;
+  fclose(f);
+  if (len) *len = n;
+  return buf;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) { fprintf(stderr, "usage: driver_api ROOT\n"); return 2; }
+  const char *root = argv[1];
+  int version = 0, count = 0, major = 0, minor = 0, warp = 0;
+  char name[64];
+  CUdevice dev;
+  CUcontext ctx, current;
+  CHECK(cuInit(0), 0);
+  CHECK(cuDriverGetVersion(&version), 0);
+  CHECK(cuDeviceGetCount(&count), 0);
+  CHECK(cuDeviceGet(&dev, 0), 0);
+  CHECK(cuDeviceGet(&dev, 1), 101); /* CUDA_ERROR_INVALID_DEVICE */
+  CHECK(cuDeviceGetName(name, sizeof name, dev), 0);
+  CHECK(cuDeviceComputeCapability(&major, &minor, dev), 0);
+  CHECK(cuDeviceGetAttribute(&warp, 10, dev), 0); /* WARP_SIZE */
+  if (count != 1 || major != 8 || minor != 6 || warp != 32 || version < 12000) {
+    fprintf(stderr, "device: count %d, cc %d.%d, warp %d, version %d\n", count, major, minor, warp, version);
+    return 1;
+  }
+  CHECK(cuCtxCreate_v2(&ctx, 0, dev), 0);
+  CHECK(cuCtxGetCurrent(&current), 0);
+  if (current != ctx) { fprintf(stderr, "current context\n"); return 1; }
+
+  /* The bundled example: y = a*x + y on 16 f16 values (8 f16x2 elements). */
+  char *ptx = slurp(root, "examples/h2_axpy/h2_axpy.ptx", NULL);
+  size_t xn, yn, en;
+  char *x = slurp(root, "examples/h2_axpy/x.bin", &xn);
+  char *y = slurp(root, "examples/h2_axpy/y.bin", &yn);
+  char *expected = slurp(root, "examples/h2_axpy/expected_y.bin", &en);
+  CUmodule mod;
+  CUfunction f;
+  CHECK(cuModuleLoadData(&mod, ptx), 0);
+  CHECK(cuModuleGetFunction(&f, mod, "h2_axpy"), 0);
+  CHECK(cuModuleGetFunction(&f, mod, "nope"), 500); /* CUDA_ERROR_NOT_FOUND */
+  CHECK(cuModuleGetFunction(&f, mod, "h2_axpy"), 0);
+  CUdeviceptr dx, dy;
+  CHECK(cuMemAlloc_v2(&dx, xn), 0);
+  CHECK(cuMemAlloc_v2(&dy, yn), 0);
+  CHECK(cuMemcpyHtoD_v2(dx, x, xn), 0);
+  CHECK(cuMemcpyHtoD_v2(dy, y, yn), 0);
+  unsigned n = (unsigned)(xn / 4);
+  unsigned a = 0x42003800u; /* (0.5, 3.0) as f16x2 */
+  void *params[] = {&n, &a, &dx, &dy};
+  CUevent start, end;
+  CUstream stream;
+  CHECK(cuStreamCreate(&stream, 0), 0);
+  CHECK(cuEventCreate(&start, 0), 0);
+  CHECK(cuEventCreate(&end, 0), 0);
+  CHECK(cuEventRecord(start, stream), 0);
+  CHECK(cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, stream, params, NULL), 0);
+  CHECK(cuEventRecord(end, stream), 0);
+  CHECK(cuEventSynchronize(end), 0);
+  CHECK(cuStreamSynchronize(stream), 0);
+  float ms = -1;
+  CHECK(cuEventElapsedTime(&ms, start, end), 0);
+  if (ms < 0) { fprintf(stderr, "elapsed %f ms\n", ms); return 1; }
+  char *got = malloc(yn);
+  CHECK(cuMemcpyDtoH_v2(got, dy, yn), 0);
+  if (en != yn || memcmp(got, expected, yn) != 0) { fprintf(stderr, "axpy output differs\n"); return 1; }
+
+  /* The same launch with one packed argument buffer (CU_LAUNCH_PARAM_BUFFER_POINTER). */
+  CHECK(cuMemcpyHtoD_v2(dy, y, yn), 0);
+  struct { unsigned n, a; CUdeviceptr x, y; } packed = {n, a, dx, dy};
+  size_t size = sizeof packed;
+  void *extra[] = {(void *)1, &packed, (void *)2, &size, (void *)0};
+  CHECK(cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, NULL, NULL, extra), 0);
+  CHECK(cuCtxSynchronize(), 0);
+  CHECK(cuMemcpyDtoH_v2(got, dy, yn), 0);
+  if (memcmp(got, expected, yn) != 0) { fprintf(stderr, "packed-argument output differs\n"); return 1; }
+
+  /* A pointer past the allocation: the launch fails, the process lives on. */
+  CUdeviceptr wild = dy + 4096;
+  void *bad[] = {&n, &a, &dx, &wild};
+  CHECK(cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, NULL, bad, NULL), 700); /* ILLEGAL_ADDRESS */
+  CHECK(cuMemcpyDtoH_v2(got, dy + 8, yn), 1); /* copy past the end: INVALID_VALUE */
+  CHECK(cuMemsetD32_v2(dy, 0, yn / 4), 0);
+
+  /* Bad PTX: INVALID_PTX, with the diagnostic in the error log buffer. */
+  char log[1024] = "";
+  int options[] = {5, 6}; /* CU_JIT_ERROR_LOG_BUFFER, _SIZE_BYTES */
+  void *values[] = {log, (void *)(size_t)sizeof log};
+  CUmodule broken;
+  CHECK(cuModuleLoadDataEx(&broken, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { frob.b32 %r1; }\n",
+                           2, options, values), 218);
+  if (!strstr(log, "error")) { fprintf(stderr, "error log: '%s'\n", log); return 1; }
+  /* A cubin is not for this device. */
+  CHECK(cuModuleLoadData(&broken, "\x7f" "ELF\x02\x01\x01"), 209);
+
+  /* Lookup by name, as the CUDA runtime does. */
+  void *fn = NULL;
+  int status = -1;
+  CHECK(cuGetProcAddress_v2("cuMemAlloc", &fn, 12000, 0, &status), 0);
+  if (fn != (void *)cuMemAlloc_v2 || status != 0) { fprintf(stderr, "cuGetProcAddress\n"); return 1; }
+
+  CHECK(cuEventDestroy_v2(start), 0);
+  CHECK(cuEventDestroy_v2(end), 0);
+  CHECK(cuStreamDestroy_v2(stream), 0);
+  CHECK(cuMemFree_v2(dx), 0);
+  CHECK(cuMemFree_v2(dy), 0);
+  CHECK(cuMemFree_v2(dy), 1); /* twice: INVALID_VALUE */
+  CHECK(cuModuleUnload(mod), 0);
+  CHECK(cuCtxDestroy_v2(ctx), 0);
+  printf("ok\n");
+  return failures;
+}
