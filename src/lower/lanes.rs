@@ -19,7 +19,7 @@
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::{
-    self, Block, InstBuilder, StackSlot, StackSlotData, StackSlotKind, types,
+    self, Block, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, types,
 };
 use cranelift_frontend::Variable;
 
@@ -32,11 +32,12 @@ use crate::types::PtxType;
 /// Threads per group: four interleaved chains keep x86-64's registers mostly sufficient.
 pub const LANES: usize = 16;
 
-/// The stack area: the group's first thread (x, y, z), the resume index, the divergence mask,
-/// then one register frame per lane.
+/// The stack area: the group's first thread (x, y, z), the divergence site to resume (-1:
+/// none), the divergence mask, the lane to run next, then one register frame per lane.
 const BASE: i32 = 0;
 const RESUME: i32 = 12;
 const MASK: i32 = 16;
+const LANE: i32 = 20;
 const FRAMES: i32 = 32;
 
 /// Whether `f` can run in lane groups.
@@ -140,8 +141,8 @@ pub(super) struct Lanes {
     scalar: HashMap<usize, Block>,
     /// Where the group goes when all its threads are done.
     next_group: Block,
-    /// For each divergence site, one block per lane (that lane continues) and one past the
-    /// last (the group is done); the resume index numbers them all.
+    /// For each divergence site, the block that runs its next lane (or, after the last,
+    /// starts the next group); the resume index is the site's number.
     resume_blocks: Vec<Block>,
 }
 
@@ -576,6 +577,7 @@ impl Translator<'_, '_> {
         let scalar_taken = taken.map(|t| lanes.scalar[&t]);
         let scalar_fall = lanes.scalar[&fallthrough];
         let next_group = lanes.next_group;
+        let site = lanes.resume_blocks.len();
         self.b.ins().stack_store(types::I64, mask, area, MASK);
         for k in 0..LANES {
             for &r in &live {
@@ -585,60 +587,73 @@ impl Translator<'_, '_> {
                 self.b.ins().stack_store(types::I64, v, area, off);
             }
         }
-        let first = self.lanes.as_ref().expect("grouped").resume_blocks.len();
-        let blocks: Vec<Block> = (0..=LANES).map(|_| self.b.create_block()).collect();
+        // One resume block per site, a loop over the lanes (the lane to run next is in the
+        // area): code proportional to the live registers, not to them times the lanes.
+        let resume = self.b.create_block();
         self.lanes
             .as_mut()
             .expect("grouped")
             .resume_blocks
-            .extend(&blocks);
-        self.b.ins().jump(blocks[0], &[]);
-        for k in 0..LANES {
-            self.b.switch_to_block(blocks[k]);
-            let next = self.b.ins().iconst(types::I32, (first + k + 1) as i64);
-            self.b.ins().stack_store(types::I64, next, area, RESUME);
-            let mask = self.b.ins().stack_load(types::I64, types::I32, area, MASK);
-            let bit = self.b.ins().ushr_imm_u(mask, k as i64);
-            let bit = self.b.ins().band_imm_u(bit, 1);
-            let go = if scalar_taken.is_none() {
-                // Lanes that took a `ret`/`exit` are finished.
-                let go = self.b.create_block();
-                self.b.ins().brif(bit, blocks[k + 1], &[], go, &[]);
-                self.b.switch_to_block(go);
-                None
-            } else {
-                Some(bit)
-            };
-            for &r in &live {
-                let ty = self.func.regs[r as usize].ty.ir_type();
-                let off = FRAMES + k as i32 * frame_bytes + slots[r as usize];
-                let v = self.b.ins().stack_load(types::I64, ty, area, off);
-                self.b.def_var(self.regs[r as usize], v);
-            }
-            for d in 0..3 {
-                let v = self
-                    .b
-                    .ins()
-                    .stack_load(types::I64, types::I32, area, BASE + 4 * d);
-                let v = if d == 0 {
-                    self.b.ins().iadd_imm_s(v, k as i64)
-                } else {
-                    v
-                };
-                self.b.def_var(self.tid[d as usize], v);
-            }
-            match (go, scalar_taken) {
-                (Some(bit), Some(t)) => {
-                    self.b.ins().brif(bit, t, &[], scalar_fall, &[]);
-                }
-                _ => {
-                    self.b.ins().jump(scalar_fall, &[]);
-                }
-            }
-        }
-        self.b.switch_to_block(blocks[LANES]);
+            .push(resume);
+        let site = self.b.ins().iconst(types::I32, site as i64);
+        self.b.ins().stack_store(types::I64, site, area, RESUME);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().stack_store(types::I64, zero, area, LANE);
+        self.b.ins().jump(resume, &[]);
+
+        self.b.switch_to_block(resume);
+        let k = self.b.ins().stack_load(types::I64, types::I32, area, LANE);
+        let all_done = self
+            .b
+            .ins()
+            .icmp_imm_u(ir::condcodes::IntCC::Equal, k, LANES as i64);
+        let done = self.b.create_block();
+        let run = self.b.create_block();
+        self.b.ins().brif(all_done, done, &[], run, &[]);
+        self.b.switch_to_block(done);
         let none = self.b.ins().iconst(types::I32, -1);
         self.b.ins().stack_store(types::I64, none, area, RESUME);
         self.b.ins().jump(next_group, &[]);
+
+        self.b.switch_to_block(run);
+        let next = self.b.ins().iadd_imm_s(k, 1);
+        self.b.ins().stack_store(types::I64, next, area, LANE);
+        let mask = self.b.ins().stack_load(types::I64, types::I32, area, MASK);
+        let bit = self.b.ins().ushr(mask, k);
+        let bit = self.b.ins().band_imm_u(bit, 1);
+        if scalar_taken.is_none() {
+            // Lanes that took a `ret`/`exit` are finished.
+            let go = self.b.create_block();
+            self.b.ins().brif(bit, resume, &[], go, &[]);
+            self.b.switch_to_block(go);
+        }
+        let k64 = self.b.ins().uextend(types::I64, k);
+        let offset = self.b.ins().imul_imm_u(k64, frame_bytes as i64);
+        let frames = self.b.ins().stack_addr(types::I64, area, FRAMES);
+        let frame = self.b.ins().iadd(frames, offset);
+        for &r in &live {
+            let ty = self.func.regs[r as usize].ty.ir_type();
+            let v = self
+                .b
+                .ins()
+                .load(ty, MemFlagsData::trusted(), frame, slots[r as usize]);
+            self.b.def_var(self.regs[r as usize], v);
+        }
+        for d in 0..3 {
+            let v = self
+                .b
+                .ins()
+                .stack_load(types::I64, types::I32, area, BASE + 4 * d);
+            let v = if d == 0 { self.b.ins().iadd(v, k) } else { v };
+            self.b.def_var(self.tid[d as usize], v);
+        }
+        match scalar_taken {
+            Some(t) => {
+                self.b.ins().brif(bit, t, &[], scalar_fall, &[]);
+            }
+            None => {
+                self.b.ins().jump(scalar_fall, &[]);
+            }
+        }
     }
 }
