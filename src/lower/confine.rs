@@ -62,11 +62,13 @@ impl Translator<'_, '_> {
                 self.b
                     .ins()
                     .brif(device, done, &[device.into()], others, &[]);
+                self.b.seal_block(others);
                 self.b.switch_to_block(others);
                 let shared = self.in_shared_memory(addr, width);
                 let local = self.in_local_memory(addr, width);
                 let either = self.b.ins().bor(shared, local);
                 self.b.ins().jump(done, &[either.into()]);
+                self.b.seal_block(done);
                 self.b.switch_to_block(done);
                 self.b.block_params(done)[0]
             }
@@ -218,6 +220,8 @@ impl Translator<'_, '_> {
         let go_on = self.b.create_block();
         self.b.set_cold_block(fault);
         self.b.ins().brif(cond, fault, &[], go_on, &[]);
+        self.b.seal_block(fault);
+        self.b.seal_block(go_on);
         self.b.switch_to_block(fault);
         let flags = MemFlagsData::trusted();
         self.b

@@ -400,6 +400,7 @@ impl Translator<'_, '_> {
                     (taken, cont)
                 };
                 self.b.ins().brif(p, t, &[], f, &[]);
+                self.b.seal_block(cont);
                 self.b.switch_to_block(cont);
                 Ok(false)
             }
@@ -431,8 +432,11 @@ impl Translator<'_, '_> {
                         .ins()
                         .icmp_imm_u(ir::condcodes::IntCC::Equal, mask, (1 << LANES) - 1);
                 self.b.ins().brif(all, taken, &[], mixed, &[]);
+                self.b.seal_block(mixed);
                 self.b.switch_to_block(mixed);
                 self.b.ins().brif(mask, diverge, &[], cont, &[]);
+                self.b.seal_block(diverge);
+                self.b.seal_block(cont);
                 self.b.switch_to_block(diverge);
                 self.diverge(mask, to, pos + 1);
                 self.b.switch_to_block(cont);

@@ -225,6 +225,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         let go_on = b.create_block();
         b.set_cold_block(too_deep);
         b.ins().brif(overflow, too_deep, &[], go_on, &[]);
+        b.seal_block(too_deep);
+        b.seal_block(go_on);
         b.switch_to_block(too_deep);
         let status = Status::encode(Status::STACK_OVERFLOW, func_id as u32, u32::MAX);
         let status = b.ins().iconst(types::I64, status as i64);
@@ -588,16 +590,21 @@ impl<'a, 'b> Translator<'a, 'b> {
                         (target, skip)
                     };
                     self.b.ins().brif(p, t, &[], f, &[]);
+                    // Sealing each block once its predecessors are known keeps the SSA
+                    // builder from placing provisional parameters everywhere.
+                    self.b.seal_block(skip);
                     self.b.switch_to_block(skip);
                     return Ok(false);
                 }
                 _ => {
                     self.b.ins().brif(p, on_true, &[], on_false, &[]);
+                    self.b.seal_block(exec);
                     self.b.switch_to_block(exec);
                     let ended = self.unguarded(inst, labels)?;
                     if !ended {
                         self.b.ins().jump(skip, &[]);
                     }
+                    self.b.seal_block(skip);
                     self.b.switch_to_block(skip);
                     return Ok(false);
                 }
@@ -696,6 +703,8 @@ impl<'a, 'b> Translator<'a, 'b> {
         let stop = self.b.create_block();
         let go_on = self.b.create_block();
         self.b.ins().brif(flag, stop, &[], go_on, &[]);
+        self.b.seal_block(stop);
+        self.b.seal_block(go_on);
         self.b.switch_to_block(stop);
         self.return_status(Status::TIMEOUT);
         self.b.switch_to_block(go_on);
