@@ -7,33 +7,45 @@ mod common;
 use common::Rng;
 use common::case::{kernel_dirs, load_case};
 use ptxjit::interp::Interpreter;
-use ptxjit::{Arg, DeviceBuffer, Module};
+use ptxjit::{Arg, CompileOptions, DeviceBuffer, LaneGroups, Module};
+
+/// Both compiled forms: one thread at a time, and lane groups.
+fn forms() -> [CompileOptions; 2] {
+    [LaneGroups::Off, LaneGroups::Always].map(|lane_groups| CompileOptions {
+        lane_groups,
+        ..CompileOptions::default()
+    })
+}
 
 #[test]
 fn compiler_kernels_give_the_same_bits_in_the_jit_and_the_interpreter() {
     let mut compared = 0;
     for dir in kernel_dirs() {
-        let (jit, interp) = (load_case(&dir), load_case(&dir));
-        let text = std::fs::read_to_string(&jit.ptx).unwrap();
+        let interp = load_case(&dir);
+        let text = std::fs::read_to_string(&interp.ptx).unwrap();
         let interpreter = Interpreter::from_ptx("k.ptx", &text).unwrap();
         match interpreter.launch(&interp.entry, &interp.config, &interp.args) {
             Err(e) if e.to_string().contains("not supported by the interpreter") => continue,
             Err(e) => panic!("{}: {e}", dir.display()),
             Ok(()) => {}
         }
-        let module = Module::from_ptx(&text).unwrap();
-        module
-            .kernel(&jit.entry)
-            .unwrap()
-            .launch_with(&jit.config, &jit.args)
-            .unwrap();
-        for (i, (a, b)) in jit.buffers.iter().zip(&interp.buffers).enumerate() {
-            if let (Some(a), Some(b)) = (a, b) {
-                assert!(
-                    a.to_bytes() == b.to_bytes(),
-                    "{}: parameter {i} differs",
-                    dir.display()
-                );
+        for opts in forms() {
+            let jit = load_case(&dir);
+            let module = Module::from_ptx_named("k.ptx", &text, &opts).unwrap();
+            module
+                .kernel(&jit.entry)
+                .unwrap()
+                .launch_with(&jit.config, &jit.args)
+                .unwrap();
+            for (i, (a, b)) in jit.buffers.iter().zip(&interp.buffers).enumerate() {
+                if let (Some(a), Some(b)) = (a, b) {
+                    assert!(
+                        a.to_bytes() == b.to_bytes(),
+                        "{} ({:?}): parameter {i} differs",
+                        dir.display(),
+                        opts.lane_groups
+                    );
+                }
             }
         }
         compared += 1;
@@ -155,7 +167,10 @@ fn run_campaign(programs: usize, seed: u64) {
                 (h >> (8 * (i % 2))) as u8
             })
             .collect();
-        let module = Module::from_ptx(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        // Alternately one thread at a time and in lane groups.
+        let opts = &forms()[p % 2];
+        let module =
+            Module::from_ptx_named("k.ptx", &text, opts).unwrap_or_else(|e| panic!("{e}\n{text}"));
         let (inp, out_jit, out_interp) = (
             DeviceBuffer::from_slice(&input).unwrap(),
             DeviceBuffer::zeroed(threads * 96).unwrap(),
