@@ -307,19 +307,20 @@ pub unsafe fn launch_scheduled(
 ) -> Result<Result<(), BlockFailure>, RuntimeError> {
     config.validate()?;
     let abort = AtomicBool::new(false);
+    // SAFETY (both calls): the caller's guarantees are passed on.
+    let run = || unsafe {
+        run_grid(
+            func,
+            config,
+            params,
+            static_shared_bytes,
+            cooperation,
+            options.schedule,
+            &abort,
+        )
+    };
     let Some(timeout) = options.timeout else {
-        // SAFETY: passed on.
-        return Ok(unsafe {
-            run_grid(
-                func,
-                config,
-                params,
-                static_shared_bytes,
-                cooperation,
-                options.schedule,
-                &abort,
-            )
-        });
+        return Ok(run());
     };
     // A watchdog raises the abort flag when the timeout passes, unless the grid is done.
     let done = (Mutex::new(false), Condvar::new());
@@ -334,18 +335,7 @@ pub unsafe fn launch_scheduled(
                 abort.store(true, Ordering::Relaxed);
             }
         });
-        // SAFETY: passed on.
-        let result = unsafe {
-            run_grid(
-                func,
-                config,
-                params,
-                static_shared_bytes,
-                cooperation,
-                options.schedule,
-                &abort,
-            )
-        };
+        let result = run();
         *done.0.lock().unwrap_or_else(|e| e.into_inner()) = true;
         done.1.notify_all();
         Ok(result)

@@ -170,17 +170,8 @@ impl Lanes {
         let tid = (0..LANES)
             .map(|_| [0; 3].map(|_| b.declare_var(types::I32)))
             .collect();
-        let mut off = 0;
-        let slots = f
-            .regs
-            .iter()
-            .map(|r| {
-                let o = off;
-                off += if r.ty == PtxType::B128 { 16 } else { 8 };
-                o
-            })
-            .collect();
-        let frame_bytes = off.max(8);
+        let (slots, end) = super::sync::register_slots(f, 0);
+        let frame_bytes = end.max(8);
         let area = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             FRAMES as u32 + LANES as u32 * frame_bytes as u32,

@@ -55,9 +55,11 @@ pub struct FrameLayout {
     pub bytes: usize,
 }
 
-pub fn frame_layout(f: &Function) -> FrameLayout {
-    let mut off = frame::REGS;
-    let regs = f
+/// A save slot for each register from offset `start` on (8 bytes, 16 for `.b128`), and the
+/// offset after the last.
+pub fn register_slots(f: &Function, start: i32) -> (Vec<i32>, i32) {
+    let mut off = start;
+    let slots = f
         .regs
         .iter()
         .map(|r| {
@@ -66,6 +68,11 @@ pub fn frame_layout(f: &Function) -> FrameLayout {
             o
         })
         .collect();
+    (slots, off)
+}
+
+pub fn frame_layout(f: &Function) -> FrameLayout {
+    let (regs, mut off) = register_slots(f, frame::REGS);
     let mut locals = Vec::new();
     for (i, v) in f.vars.iter().enumerate() {
         if v.space == StateSpace::Local {
