@@ -84,6 +84,14 @@ impl Diagnostic {
     pub fn location(&self) -> String {
         self.source.location(self.span)
     }
+
+    /// `file:line:col: error: message: `line``: the diagnostic on one line, for logs that keep
+    /// one line per message (a test runner's captured stderr).
+    pub fn one_line(&self) -> String {
+        let (line, _) = self.source.line_col(self.span.start);
+        let text = self.source.line_text(line).trim();
+        format!("{}: error: {}: `{text}`", self.location(), self.message)
+    }
 }
 
 impl fmt::Display for Diagnostic {
@@ -148,6 +156,21 @@ pub enum Error {
     Device(#[from] ptxjit_runtime::RuntimeError),
 }
 
+impl Error {
+    /// The error on one line: diagnostics lose their caret drawing but keep the source line.
+    pub fn one_line(&self) -> String {
+        match self {
+            Error::Ptx(d) => d.one_line(),
+            Error::PtxMany(ds) => ds
+                .iter()
+                .map(Diagnostic::one_line)
+                .collect::<Vec<_>>()
+                .join("; "),
+            other => other.to_string().replace('\n', " "),
+        }
+    }
+}
+
 impl From<Diagnostic> for Error {
     fn from(d: Diagnostic) -> Error {
         Error::Ptx(Box::new(d))
@@ -171,5 +194,15 @@ mod tests {
         );
         assert!(text.contains("2 |  foo.bar %r1;"), "{text}");
         assert!(text.ends_with("  |  ^^^^^^^"), "{text}");
+    }
+
+    #[test]
+    fn one_line_form_keeps_location_message_and_source_line() {
+        let src = Source::new("k.ptx", ".version 8.0\n\tfoo.bar %r1;\n");
+        let d = Diagnostic::new(&src, Span::new(14, 21), "unsupported instruction 'foo.bar'");
+        assert_eq!(
+            Error::from(d).one_line(),
+            "k.ptx:2:2: error: unsupported instruction 'foo.bar': `foo.bar %r1;`"
+        );
     }
 }

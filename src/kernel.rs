@@ -57,6 +57,7 @@ impl Module {
         let parse_check = start.elapsed();
         let mut compiled = jit::compile(&checked, opts)?;
         compiled.timings.parse_check = parse_check;
+        crate::stats::compiled(start);
         let inner = Arc::new(Inner { checked, compiled });
         cache::put(key, inner.clone());
         Ok(Module { inner })
@@ -296,6 +297,18 @@ impl Kernel {
         args: &[Arg],
         schedule: ptxjit_runtime::Schedule,
     ) -> Result<()> {
+        let start = std::time::Instant::now();
+        let result = self.run(config, args, schedule);
+        crate::stats::launched(start);
+        result
+    }
+
+    fn run(
+        &self,
+        config: &LaunchConfig,
+        args: &[Arg],
+        schedule: ptxjit_runtime::Schedule,
+    ) -> Result<()> {
         let f = self.decl();
         if args.len() != f.params.len() {
             return Err(self.launch_error(format!(
@@ -376,10 +389,13 @@ impl Kernel {
         // form still runs the kernel correctly.
         k.grouped
             .get_or_init(|| {
-                compiled
+                let start = std::time::Instant::now();
+                let grouped = compiled
                     .compile_grouped(&self.module.checked, self.function)
                     .ok()
-                    .flatten()
+                    .flatten();
+                crate::stats::hot_compiled(start);
+                grouped
             })
             .unwrap_or(self.func)
     }

@@ -22,6 +22,7 @@ mod kernel;
 pub mod lower;
 pub mod native;
 pub mod semantics;
+pub mod stats;
 pub mod sync;
 pub mod types;
 

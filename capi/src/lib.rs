@@ -5,7 +5,10 @@
 //! - a subset of the CUDA driver API (`cu*`, in `driver/`), so that the same library, named
 //!   `libcuda.so.1`, stands in for NVIDIA's driver (`make-libcuda-dir.sh`).
 //!
-//! Every entry point catches panics at the boundary: Rust panics must not unwind into C.
+//! `PTXJIT_STATS=FILE` makes the process report ptxjit's compile and launch totals at exit
+//! ([`stats`]). Every entry point catches panics at the boundary: Rust panics must not unwind
+//! into C.
 
 pub mod driver;
 pub mod ocelot;
+pub mod stats;

@@ -1,23 +1,14 @@
 //! A C program (`tests/clients/driver_api.c`, built here with the system `cc`) drives the
 //! driver API end to end through `libptxjit_capi.so` on the bundled h2_axpy example.
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The cdylib cargo built beside this test.
-fn library_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [deps, deps.parent().unwrap()]
-        .into_iter()
-        .find(|d| d.join("libptxjit_capi.so").is_file())
-        .expect("libptxjit_capi.so next to the test binary")
-        .to_path_buf()
-}
+mod common;
+use common::{library_dir, repo_root};
 
 #[test]
 fn a_c_program_runs_a_kernel_through_the_driver_api() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap();
+    let root = repo_root();
     let lib = library_dir();
     let out = std::env::temp_dir().join(format!("ptxjit-driver-api-{}", std::process::id()));
     let built = Command::new("cc")

@@ -27,6 +27,7 @@ fn device(dev: CUdevice) -> Result<(), CUresult> {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuInit(_flags: c_uint) -> CUresult {
+    crate::stats::arm();
     CUDA_SUCCESS
 }
 
