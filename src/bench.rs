@@ -149,7 +149,7 @@ fn streaming(opts: &Options) -> Vec<Measurement> {
     let y = DeviceBuffer::from_slice(&vec![0x3400_3000u32; n]).expect("alloc");
     let a = Arg::u32(0x3800_3C00);
     let threads = 256u32;
-    let blocks = (rayon::current_num_threads() as u32 * 64).min((n as u32).div_ceil(threads));
+    let blocks = (ptxjit_runtime::workers::count() as u32 * 64).min((n as u32).div_ceil(threads));
     let args = [Arg::u32(n as u32), a, Arg::buffer(&x), Arg::buffer(&y)];
     let t_axpy = median_time(5, || kernel.launch(blocks, threads, &args).expect("axpy"));
     let mut src = vec![1u8; bytes];

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
-use crate::RuntimeError;
+use crate::{RuntimeError, workers};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dim3 {
@@ -249,7 +249,7 @@ pub struct Cooperation<'a> {
 /// How blocks are spread over the workers.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Schedule {
-    /// Blocks are tasks on rayon's work-stealing pool: idle workers take work from busy ones.
+    /// Blocks are tasks on a work-stealing pool: idle workers take work from busy ones.
     #[default]
     WorkStealing,
     /// Each worker gets an equal contiguous share of the blocks up front (for comparison).
@@ -264,8 +264,8 @@ pub struct LaunchOptions {
     pub timeout: Option<Duration>,
 }
 
-/// Runs `func` for every block of the grid, blocks as tasks on the rayon work-stealing pool
-/// (the current pool: run it inside `ThreadPool::install` to choose the workers).
+/// Runs `func` for every block of the grid, blocks as tasks on the work-stealing pool of
+/// [`workers`](crate::workers) (or the current rayon pool, when called from inside one).
 /// Returns when every block has finished, or with the first failure seen (blocks not yet
 /// started are then skipped).
 ///
@@ -436,7 +436,7 @@ unsafe fn run_grid(
     };
     let words = shared_bytes.div_ceil(8);
     let scratch = || (vec![0u64; words], vec![0u64; frame_words]);
-    let result = match schedule {
+    let result = workers::run(|| match schedule {
         Schedule::WorkStealing => (0..blocks)
             .into_par_iter()
             .try_for_each_init(scratch, run_block),
@@ -449,7 +449,7 @@ unsafe fn run_grid(
                         .try_for_each(|b| run_block(s, b))
                 })
         }
-    };
+    });
     // Aborted between blocks: no block saw it, but the grid is not complete.
     result.and_then(|()| match abort.load(Ordering::Relaxed) {
         true => Err(BlockFailure {

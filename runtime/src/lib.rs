@@ -1,11 +1,12 @@
 //! ptxjit-runtime: device memory, launch configuration and the work-stealing grid executor.
 //!
 //! The runtime knows nothing about PTX: it runs a compiled *block function* (one call runs every
-//! thread of one block) for every block of a grid, on a rayon pool, and hands it a
+//! thread of one block) for every block of a grid, on a rayon pool ([`workers`]), and hands it a
 //! [`BlockContext`] whose layout is the contract with the code generator.
 
 mod launch;
 mod memory;
+pub mod workers;
 
 pub use launch::{
     BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, Fault, KERNEL_STACK_BYTES,

@@ -1,0 +1,93 @@
+//! The worker threads grids run on.
+//!
+//! Launches run on ptxjit's own rayon pool, not the host's global one: a host that loads
+//! ptxjit (a test runner with one process per core, each loading the library) chooses its
+//! size with `PTXJIT_THREADS`, without touching its own rayon use. `RAYON_NUM_THREADS` is
+//! honoured when `PTXJIT_THREADS` is not set, and all cores otherwise. A launch made from
+//! inside a rayon pool (the caller's choice, e.g. the scaling benchmark's pools) runs there.
+
+use std::sync::OnceLock;
+
+/// Stack of each worker: compiled code may use [`crate::KERNEL_STACK_BYTES`] below the
+/// executor's own frames.
+const WORKER_STACK_BYTES: usize = 2 << 20;
+
+/// The worker count the environment asks for, if any: `PTXJIT_THREADS`, then
+/// `RAYON_NUM_THREADS` (a positive integer; anything else is ignored, as rayon does).
+fn requested(var: impl Fn(&str) -> Option<String>) -> Option<usize> {
+    ["PTXJIT_THREADS", "RAYON_NUM_THREADS"]
+        .into_iter()
+        .find_map(|name| var(name)?.trim().parse().ok().filter(|&n: &usize| n > 0))
+}
+
+fn pool() -> &'static rayon::ThreadPool {
+    static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let threads = requested(|name| std::env::var(name).ok())
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .stack_size(WORKER_STACK_BYTES)
+            .thread_name(|i| format!("ptxjit-worker-{i}"))
+            .build()
+            .expect("spawning ptxjit's worker threads")
+    })
+}
+
+/// How many workers a launch made from this thread runs on.
+pub fn count() -> usize {
+    match rayon::current_thread_index() {
+        Some(_) => rayon::current_num_threads(),
+        None => pool().current_num_threads(),
+    }
+}
+
+/// Runs `work` (which uses rayon's parallel iterators) on the workers.
+pub(crate) fn run<R: Send>(work: impl FnOnce() -> R + Send) -> R {
+    match rayon::current_thread_index() {
+        Some(_) => work(),
+        None => pool().install(work),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env<'a>(vars: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        |name| {
+            vars.iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn ptxjit_threads_sets_the_worker_count() {
+        assert_eq!(requested(env(&[("PTXJIT_THREADS", "3")])), Some(3));
+    }
+
+    #[test]
+    fn ptxjit_threads_wins_over_rayon_num_threads() {
+        let vars = [("PTXJIT_THREADS", "1"), ("RAYON_NUM_THREADS", "4")];
+        assert_eq!(requested(env(&vars)), Some(1));
+    }
+
+    #[test]
+    fn rayon_num_threads_is_honoured_alone() {
+        assert_eq!(requested(env(&[("RAYON_NUM_THREADS", "4")])), Some(4));
+    }
+
+    #[test]
+    fn zero_or_garbage_means_the_default() {
+        assert_eq!(requested(env(&[("PTXJIT_THREADS", "0")])), None);
+        assert_eq!(requested(env(&[("PTXJIT_THREADS", "many")])), None);
+        assert_eq!(requested(env(&[])), None);
+    }
+
+    #[test]
+    fn a_bad_ptxjit_threads_falls_back_to_rayon_num_threads() {
+        let vars = [("PTXJIT_THREADS", "x"), ("RAYON_NUM_THREADS", "2")];
+        assert_eq!(requested(env(&vars)), Some(2));
+    }
+}
