@@ -724,12 +724,7 @@ fn scaling(opts: &Options) -> Vec<Measurement> {
     };
     let args = [Arg::buffer(&out)];
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pool = |threads: usize| {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .expect("pool")
-    };
+    let pool = |threads: usize| ptxjit_runtime::workers::pool(threads).expect("pool");
     let setups = [
         (pool(1), Schedule::WorkStealing),
         (pool(workers), Schedule::WorkStealing),

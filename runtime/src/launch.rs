@@ -119,7 +119,8 @@ pub struct BlockContext {
     pub stack_limit: u64,
 }
 
-/// Stack a block function may use below the runtime's frame (worker threads have 2 MiB).
+/// Stack a block function may use below the runtime's frame (workers have twice this:
+/// [`workers::STACK_BYTES`](crate::workers::STACK_BYTES)).
 pub const KERNEL_STACK_BYTES: u64 = 1 << 20;
 
 /// What a faulting access was, as compiled code packs it into `fault_detail`.
@@ -264,8 +265,8 @@ pub struct LaunchOptions {
     pub timeout: Option<Duration>,
 }
 
-/// Runs `func` for every block of the grid, blocks as tasks on the work-stealing pool of
-/// [`workers`](crate::workers) (or the current rayon pool, when called from inside one).
+/// Runs `func` for every block of the grid, blocks as tasks on a work-stealing pool of
+/// [`workers`](crate::workers).
 /// Returns when every block has finished, or with the first failure seen (blocks not yet
 /// started are then skipped).
 ///

@@ -3,14 +3,21 @@
 //! Launches run on ptxjit's own rayon pool, not the host's global one: a host that loads
 //! ptxjit (a test runner with one process per core, each loading the library) chooses its
 //! size with `PTXJIT_THREADS`, without touching its own rayon use. `RAYON_NUM_THREADS` is
-//! honoured when `PTXJIT_THREADS` is not set, and all cores otherwise. A launch made from
-//! inside a rayon pool (the caller's choice, e.g. the scaling benchmark's pools) runs there.
+//! honoured when `PTXJIT_THREADS` is not set, and all cores otherwise.
+//!
+//! Compiled code may use [`KERNEL_STACK_BYTES`] of stack below the executor's frames, so grids
+//! run only on threads ptxjit made with [`STACK_BYTES`] of stack, never on a caller's thread
+//! (whose stack may be smaller): a launch from a pool made by [`pool`] (the scaling benchmark's
+//! pools of 1 and of all workers) runs there, any other is sent to the default pool.
 
 use std::sync::OnceLock;
 
-/// Stack of each worker: compiled code may use [`crate::KERNEL_STACK_BYTES`] below the
-/// executor's own frames.
-const WORKER_STACK_BYTES: usize = 2 << 20;
+use crate::KERNEL_STACK_BYTES;
+
+/// Stack of every worker: twice what compiled code may use, the rest for the executor.
+pub const STACK_BYTES: usize = 2 * KERNEL_STACK_BYTES as usize;
+
+const NAME_PREFIX: &str = "ptxjit-worker-";
 
 /// The worker count the environment asks for, if any: `PTXJIT_THREADS`, then
 /// `RAYON_NUM_THREADS` (a positive integer; anything else is ignored, as rayon does).
@@ -20,33 +27,45 @@ fn requested(var: impl Fn(&str) -> Option<String>) -> Option<usize> {
         .find_map(|name| var(name)?.trim().parse().ok().filter(|&n: &usize| n > 0))
 }
 
-fn pool() -> &'static rayon::ThreadPool {
+/// A pool of `threads` workers that grids can run on (inside its `install`).
+pub fn pool(threads: usize) -> Result<rayon::ThreadPool, rayon::ThreadPoolBuildError> {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .stack_size(STACK_BYTES)
+        .thread_name(|i| format!("{NAME_PREFIX}{i}"))
+        .build()
+}
+
+fn default_pool() -> &'static rayon::ThreadPool {
     static POOL: OnceLock<rayon::ThreadPool> = OnceLock::new();
     POOL.get_or_init(|| {
         let threads = requested(|name| std::env::var(name).ok())
             .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .stack_size(WORKER_STACK_BYTES)
-            .thread_name(|i| format!("ptxjit-worker-{i}"))
-            .build()
-            .expect("spawning ptxjit's worker threads")
+        pool(threads).expect("spawning ptxjit's worker threads")
     })
+}
+
+/// Whether this thread is a worker of a pool made by [`pool`].
+fn on_worker() -> bool {
+    rayon::current_thread_index().is_some()
+        && std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with(NAME_PREFIX))
 }
 
 /// How many workers a launch made from this thread runs on.
 pub fn count() -> usize {
-    match rayon::current_thread_index() {
-        Some(_) => rayon::current_num_threads(),
-        None => pool().current_num_threads(),
+    match on_worker() {
+        true => rayon::current_num_threads(),
+        false => default_pool().current_num_threads(),
     }
 }
 
 /// Runs `work` (which uses rayon's parallel iterators) on the workers.
 pub(crate) fn run<R: Send>(work: impl FnOnce() -> R + Send) -> R {
-    match rayon::current_thread_index() {
-        Some(_) => work(),
-        None => pool().install(work),
+    match on_worker() {
+        true => work(),
+        false => default_pool().install(work),
     }
 }
 
@@ -60,6 +79,17 @@ mod tests {
                 .find(|(n, _)| *n == name)
                 .map(|(_, v)| v.to_string())
         }
+    }
+
+    #[test]
+    fn a_foreign_rayon_pool_does_not_run_grids() {
+        let foreign = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        assert!(!foreign.install(on_worker));
+        assert!(pool(1).unwrap().install(on_worker));
+        assert!(!on_worker());
     }
 
     #[test]
