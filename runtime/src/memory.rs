@@ -98,7 +98,9 @@ impl Arena {
     /// allocated (its entry stays 0), so no branch is needed for it.
     pub fn contains(&self, address: u64, len: u64) -> bool {
         let off = address.wrapping_sub(self.base).min(self.size - 1);
-        off + len <= self.entry(off >> SLOT_SHIFT).load(Ordering::Relaxed)
+        // A length past the address space (a C caller's `(size_t)-1`) must not wrap.
+        off.checked_add(len)
+            .is_some_and(|end| end <= self.entry(off >> SLOT_SHIFT).load(Ordering::Relaxed))
     }
 
     /// Next fit: the search goes on from the last allocation, so a freed buffer's addresses
@@ -311,6 +313,22 @@ mod tests {
         // Not handed out again at once.
         let c = DeviceBuffer::zeroed(100).unwrap();
         assert_ne!(c.address(), a);
+    }
+
+    #[test]
+    fn a_length_that_would_wrap_the_address_space_is_outside() {
+        let a = DeviceBuffer::zeroed(100).unwrap();
+        let b = DeviceBuffer::zeroed(100).unwrap();
+        let arena = arena();
+        for (address, len) in [
+            (b.address(), u64::MAX),
+            (b.address() + 8, u64::MAX - 7),
+            (a.address(), u64::MAX - a.address() + 1),
+            (b.address(), 101),
+        ] {
+            assert!(!arena.contains(address, len), "{address:#x} + {len:#x}");
+        }
+        assert!(arena.contains(b.address(), 100));
     }
 
     #[test]

@@ -21,10 +21,17 @@ fn load(image: *const c_void) -> Result<Module, (CUresult, String)> {
     if image.is_null() {
         return Err((CUDA_ERROR_INVALID_VALUE, "null image".into()));
     }
-    // SAFETY: every image starts with at least 4 readable bytes (a PTX text's 4 would
-    // include its NUL only if it were shorter, which no PTX is).
-    let magic = unsafe { std::slice::from_raw_parts(image as *const u8, 4) };
-    if magic == b"\x7FELF"
+    // The first 4 bytes, up to a NUL: a text shorter than that may end just before unmapped
+    // memory, and no binary header has a NUL in its first 4 bytes.
+    let mut magic = [0u8; 4];
+    for (i, m) in magic.iter_mut().enumerate() {
+        // SAFETY: bytes 0..i were readable and not NUL, so the image goes on to byte i.
+        *m = unsafe { *(image as *const u8).add(i) };
+        if *m == 0 {
+            break;
+        }
+    }
+    if &magic == b"\x7FELF"
         || magic == 0xBA55_ED50u32.to_le_bytes()
         || magic == 0x466243B1u32.to_le_bytes()
     {
@@ -42,6 +49,9 @@ fn load(image: *const c_void) -> Result<Module, (CUresult, String)> {
                 "the image is not UTF-8 text".to_string(),
             )
         })?;
+    if text.trim().is_empty() {
+        return Err((CUDA_ERROR_INVALID_PTX, "the PTX text is empty".into()));
+    }
     let opts = CompileOptions::default();
     Module::from_ptx_named("<cuModuleLoadData>", text, &opts).map_err(|e| {
         debug(&format!("{e}\n--- the module ---\n{text}"));

@@ -1,0 +1,94 @@
+/* Hostile driver-API calls (issue 12): each must return an error code and leave memory as it
+ * was, never crash or corrupt. Argument: the repository root (unused). Prints "ok" at the end;
+ * exits non-zero at the first wrong answer. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef void *CUcontext, *CUmodule;
+
+CUresult cuInit(unsigned);
+CUresult cuDeviceGet(CUdevice *, int);
+CUresult cuCtxCreate_v2(CUcontext *, unsigned, CUdevice);
+CUresult cuMemAlloc_v2(CUdeviceptr *, size_t);
+CUresult cuMemcpyHtoD_v2(CUdeviceptr, const void *, size_t);
+CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
+CUresult cuMemcpyDtoD_v2(CUdeviceptr, CUdeviceptr, size_t);
+CUresult cuMemsetD8_v2(CUdeviceptr, unsigned char, size_t);
+CUresult cuMemsetD32_v2(CUdeviceptr, unsigned, size_t);
+CUresult cuModuleLoadData(CUmodule *, const void *);
+CUresult cuGetErrorName(CUresult, const char **);
+
+#define CUDA_ERROR_INVALID_VALUE 1
+#define CUDA_ERROR_INVALID_PTX 218
+#define CHECK(call, want)                                                              \
+  do {                                                                                 \
+    CUresult r_ = (call);                                                              \
+    if (r_ != (want)) {                                                                \
+      const char *n_ = "?";                                                            \
+      cuGetErrorName(r_, &n_);                                                         \
+      fprintf(stderr, "line %d: %s returned %d (%s), expected %d\n", __LINE__, #call, \
+              r_, n_, (int)(want));                                                    \
+      exit(1);                                                                         \
+    }                                                                                  \
+  } while (0)
+
+static unsigned char host[256], got[100], pattern[100];
+
+/* b still holds the pattern. */
+static void b_unchanged(CUdeviceptr b, int line) {
+  CHECK(cuMemcpyDtoH_v2(got, b, 100), 0);
+  if (memcmp(got, pattern, 100) != 0) {
+    fprintf(stderr, "line %d: buffer b was overwritten\n", line);
+    exit(1);
+  }
+}
+
+int main(void) {
+  CUdevice dev;
+  CUcontext ctx;
+  CUdeviceptr a, b;
+  CHECK(cuInit(0), 0);
+  CHECK(cuDeviceGet(&dev, 0), 0);
+  CHECK(cuCtxCreate_v2(&ctx, 0, dev), 0);
+  CHECK(cuMemAlloc_v2(&a, 100), 0);
+  CHECK(cuMemAlloc_v2(&b, 100), 0);
+  for (int i = 0; i < 100; i++) pattern[i] = (unsigned char)(i * 7 + 1);
+  CHECK(cuMemcpyHtoD_v2(b, pattern, 100), 0);
+
+  /* Sizes that wrap the address space: (size_t)-1 and friends. */
+  size_t huge[] = {SIZE_MAX, SIZE_MAX - 7, SIZE_MAX / 2 + 1, (size_t)1 << 63, 101};
+  for (unsigned i = 0; i < sizeof huge / sizeof huge[0]; i++) {
+    size_t n = huge[i];
+    CHECK(cuMemcpyDtoH_v2(host, b, n), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemcpyHtoD_v2(b, host, n), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemcpyDtoD_v2(b, b + 8, n), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemcpyDtoD_v2(a, b, n), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemsetD8_v2(b, 0x41, n), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuMemsetD32_v2(b, 0x41414141u, n), CUDA_ERROR_INVALID_VALUE);
+    if (n / 4 > 25) CHECK(cuMemsetD32_v2(b, 0x41414141u, n / 4), CUDA_ERROR_INVALID_VALUE);
+    b_unchanged(b, __LINE__);
+  }
+  /* An address just past a buffer, and one in the gap between buffers. */
+  CHECK(cuMemsetD8_v2(b + 100, 0, 1), CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemcpyDtoH_v2(host, a + 99, 2), CUDA_ERROR_INVALID_VALUE);
+  b_unchanged(b, __LINE__);
+
+  /* A short module text that ends just before an unmapped page: no read past its NUL. */
+  long page = sysconf(_SC_PAGESIZE);
+  char *two = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (two == MAP_FAILED || mprotect(two + page, page, PROT_NONE) != 0) { perror("mmap"); return 1; }
+  CUmodule mod;
+  memcpy(two + page - 3, "ab", 3);
+  CHECK(cuModuleLoadData(&mod, two + page - 3), CUDA_ERROR_INVALID_PTX);
+  two[page - 1] = 0;
+  CHECK(cuModuleLoadData(&mod, two + page - 1), CUDA_ERROR_INVALID_PTX);
+  printf("ok\n");
+  return 0;
+}
