@@ -20,17 +20,7 @@ if [ ! -x venv/bin/python ]; then
   python3 -m venv venv
   venv/bin/pip install --quiet numpy pytest ./tinygrad-0.14.0.tar.gz
 fi
-cc=${CC:-}
-if [ -z "$cc" ]; then
-  for c in clang clang-19 clang-18 clang-17 clang-16 clang-15 clang-14; do
-    if command -v "$c" >/dev/null 2>&1; then cc=$c; break; fi
-  done
-fi
-if [ -z "$cc" ]; then
-  echo "tinygrad.sh: no clang found; installing Debian's clang" >&2
-  apt-get update -qq >/dev/null && apt-get install -y -qq clang >/dev/null
-  cc=clang
-fi
+. "$root/tests/clients/clang.sh"
 cd tinygrad-0.14.0
 LD_LIBRARY_PATH=$libdir DEV=CUDA:PTX JIT=2 TC=0 CC=$cc \
   ../venv/bin/python -m pytest -q -p no:cacheprovider test/test_tiny.py 2>&1 | tee ../test_tiny.log
