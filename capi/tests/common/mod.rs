@@ -1,5 +1,8 @@
 //! What the client tests share: where the repository and the built cdylib are.
 
+// Each test binary uses a part of this module.
+#![allow(dead_code)]
+
 use std::path::{Path, PathBuf};
 
 pub fn repo_root() -> &'static Path {
