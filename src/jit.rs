@@ -342,6 +342,10 @@ impl CompiledModule {
         module: &checked::Module,
         function: usize,
     ) -> Result<Option<BlockFn>> {
+        #[cfg(test)]
+        if tests::FAIL_GROUPED.get() {
+            panic!("an injected failure of the lane-group compile");
+        }
         if !lower::lanes::eligible(&module.functions[function]) {
             return Ok(None);
         }
@@ -514,4 +518,14 @@ fn build(
     jit.finalize_definitions()
         .map_err(|e| codegen_err("<module>", e.to_string()))?;
     Ok((jit, ids, timings, clif))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::cell::Cell;
+
+    thread_local! {
+        /// Makes `compile_grouped` panic on this thread (tests of the tier fallback).
+        pub static FAIL_GROUPED: Cell<bool> = const { Cell::new(false) };
+    }
 }

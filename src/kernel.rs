@@ -385,17 +385,17 @@ impl Kernel {
         if before + threads < jit::HOT_THREADS {
             return self.func;
         }
-        // A failure here would be a lowering bug the eager mode's tests catch; the module's
-        // form still runs the kernel correctly.
+        // The second tier is only faster, never needed: if its compile fails, even by a
+        // panic inside Cranelift (a lowering bug the eager mode's tests should catch), the
+        // module's form keeps running the kernel, in this launch and every later one.
         k.grouped
             .get_or_init(|| {
                 let start = std::time::Instant::now();
-                let grouped = compiled
-                    .compile_grouped(&self.module.checked, self.function)
-                    .ok()
-                    .flatten();
+                let grouped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    compiled.compile_grouped(&self.module.checked, self.function)
+                }));
                 crate::stats::hot_compiled(start);
-                grouped
+                grouped.ok().and_then(Result::ok).flatten()
             })
             .unwrap_or(self.func)
     }
@@ -480,4 +480,39 @@ fn bytes_of_mut(words: &mut [u64]) -> &mut [u8] {
     let len = std::mem::size_of_val(words);
     // SAFETY: u64 has no padding and u8 has alignment 1.
     unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, len) }
+}
+
+#[cfg(test)]
+mod tier_tests {
+    use super::*;
+
+    #[test]
+    fn a_failing_second_tier_compile_leaves_the_first_tier_running() {
+        let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
+            .visible .entry k(.param .u64 out) {\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+            ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\n\
+            mov.u32 %r3, %ntid.x;\nmad.lo.u32 %r1, %r2, %r3, %r1;\n\
+            mul.wide.u32 %rd2, %r1, 4;\nadd.u64 %rd1, %rd1, %rd2;\n\
+            st.global.u32 [%rd1], %r1;\nret;\n}\n";
+        let module = Module::from_ptx_named("<tier>", ptx, &CompileOptions::default()).unwrap();
+        let kernel = module.kernel("k").unwrap();
+        let out = DeviceBuffer::zeroed(2 * jit::HOT_THREADS as usize * 4).unwrap();
+        jit::tests::FAIL_GROUPED.set(true);
+        // Hot at once, twice: the failed compile is not retried, and both launches run.
+        for _ in 0..2 {
+            kernel
+                .launch(2 * jit::HOT_THREADS as u32 / 256, 256, &[Arg::buffer(&out)])
+                .unwrap();
+        }
+        jit::tests::FAIL_GROUPED.set(false);
+        let want: Vec<u32> = (0..2 * jit::HOT_THREADS as u32).collect();
+        assert_eq!(out.to_vec::<u32>(), want);
+        assert!(
+            kernel.module.compiled.kernels["k"]
+                .grouped
+                .get()
+                .unwrap()
+                .is_none()
+        );
+    }
 }

@@ -217,3 +217,41 @@ fn global_variables_inside_a_function_body_are_reported() {
     ));
     assert!(msg.contains("k.ptx:6:1: error: unsupported: a .global or .const variable declared inside a function body"), "{msg}");
 }
+
+#[test]
+fn a_register_declared_twice_in_one_scope_is_an_error() {
+    for decls in [
+        ".reg .b32 %r1;\n.reg .b32 %r1;",
+        ".reg .b32 %r<4>;\n.reg .b32 %r2;",
+        ".reg .b32 %r<4>;\n.reg .b64 %r<8>;",
+    ] {
+        let msg = compile_err(&format!(
+            "{HEAD}.visible .entry k()\n{{\n{decls}\nret;\n}}\n"
+        ));
+        assert!(msg.starts_with("k.ptx:7:"), "{msg}");
+        assert!(msg.contains("already declared in this scope"), "{msg}");
+    }
+}
+
+#[test]
+fn a_register_may_shadow_one_of_an_outer_scope() {
+    let text = format!(
+        "{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<4>;\n{{ .reg .b64 %r1; mov.b64 %r1, 5; }}\nmov.b32 %r1, 5;\nret;\n}}\n"
+    );
+    Module::from_ptx_named("k.ptx", &text, &CompileOptions::default()).unwrap();
+}
+
+#[test]
+fn more_registers_than_the_limit_are_reported_where_the_first_one_past_it_is_used() {
+    let mut body = String::from(".reg .b32 %v<70000>;\nmov.b32 %v0, 1;\n");
+    for i in 1..60_005 {
+        body += &format!("add.u32 %v{i}, %v{}, 1;\n", i - 1);
+    }
+    let msg = compile_err(&format!("{HEAD}.visible .entry k()\n{{\n{body}ret;\n}}\n"));
+    // %v60000 is the 60,001st register, first used on the line defining it.
+    assert!(
+        msg.starts_with("k.ptx:60007:9: error: the function uses more than 60000 registers"),
+        "{msg}"
+    );
+    assert_eq!(msg.matches("error:").count(), 1, "{msg}");
+}

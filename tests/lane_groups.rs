@@ -96,6 +96,53 @@ fn lanes_that_exit_early_leave_the_others_running() {
 }
 
 #[test]
+fn a_body_that_ends_with_a_label_falls_to_the_next_group() {
+    // `@p bra DONE; st ...; DONE: }`: the label stands after the last instruction, with and
+    // without a `ret` before it (the hot compile of these panicked in Cranelift).
+    let expected: Vec<u32> = (0..512u32)
+        .map(|i| if i % 5 == 0 { 0 } else { i })
+        .collect();
+    for ret in ["", "ret;\n"] {
+        let ptx = kernel(&format!(
+            "rem.u32 %r5, %r4, 5;\nsetp.eq.u32 %p1, %r5, 0;\n@%p1 bra DONE;\n\
+             st.global.u32 [%rd3], %r4;\n{ret}DONE:"
+        ));
+        check_all_modes(&ptx, 2, [256, 1, 1], 0, &expected);
+    }
+}
+
+#[test]
+fn thousands_of_registers_live_across_a_divergent_branch_run_hot() {
+    // 4,200 registers live across a branch that splits every group: as lane-group variables
+    // they would overflow Cranelift's block parameters (the hot compile panicked), so the
+    // kernel keeps its one-thread form, hot or not.
+    const N: usize = 4200;
+    let mut body = String::from("add.u32 %r10, %r4, 1;\n");
+    for i in 1..N {
+        body += &format!("mul.lo.u32 %v{i}, %v{}, 3;\n", i - 1).replace("%v0,", "%r10,");
+    }
+    body += "and.b32 %r5, %r4, 1;\nsetp.eq.u32 %p1, %r5, 0;\n@%p1 bra EVEN;\nadd.u32 %r4, %r4, 7;\nEVEN:\n";
+    body += "mov.u32 %r6, %r10;\n";
+    for i in 1..N {
+        body += &format!("xor.b32 %r6, %r6, %v{i};\n");
+    }
+    body += "add.u32 %r6, %r6, %r4;\nst.global.u32 [%rd3], %r6;\nret;";
+    let ptx = kernel(&format!(".reg .b32 %v<{N}>;\n{body}"));
+    let expected: Vec<u32> = (0..512u32)
+        .map(|i| {
+            let mut v = i + 1;
+            let mut x = v;
+            for _ in 1..N {
+                v = v.wrapping_mul(3);
+                x ^= v;
+            }
+            x.wrapping_add(if i % 2 == 1 { i + 7 } else { i })
+        })
+        .collect();
+    check_all_modes(&ptx, 2, [256, 1, 1], 0, &expected);
+}
+
+#[test]
 fn blocks_whose_x_size_is_not_a_multiple_of_the_group_run_one_thread_at_a_time() {
     // Every thread writes tid.x + 100 tid.y + 10000 tid.z at its linear index.
     let ptx = kernel(

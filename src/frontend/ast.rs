@@ -118,8 +118,17 @@ pub enum Stmt {
 pub struct RegDecl {
     pub ty: PtxType,
     pub vector: u32,
-    /// Names after expanding ranges (`%r<3>` is `%r0 %r1 %r2`).
-    pub names: Vec<(String, Span)>,
+    pub names: Vec<RegName>,
+}
+
+/// One name of a `.reg` declaration, or a range of them.
+#[derive(Debug)]
+pub struct RegName {
+    pub name: String,
+    /// `Some(n)`: the range `name<n>`, the names `name0` … `name{n-1}` (not expanded: a
+    /// range costs nothing until its registers are used).
+    pub range: Option<u32>,
+    pub span: Span,
 }
 
 #[derive(Debug)]

@@ -5,8 +5,10 @@
 
 use super::ast::{self, Immediate, OperandKind, StateSpace, Stmt};
 use super::checked::*;
+use super::scopes::{MAX_REGISTERS, Name, Scopes};
 use crate::error::{Diagnostic, Source, Span};
 use crate::types::PtxType;
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -50,9 +52,9 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
             globals: &global_names,
             global_vars: &globals,
             funcs: &func_ids,
-            regs: Vec::new(),
             vars: Vec::new(),
-            scopes: vec![HashMap::new()],
+            scopes: Scopes::default(),
+            limit_reported: Cell::new(false),
             labels: HashMap::new(),
             label_pos: Vec::new(),
             label_names: Vec::new(),
@@ -144,20 +146,14 @@ pub fn immediate_bits(imm: Immediate, ty: PtxType) -> u64 {
     }
 }
 
-#[derive(Clone, Copy)]
-enum Name {
-    Reg(RegId),
-    Var(usize),
-}
-
 struct FunctionChecker<'a> {
     source: &'a Arc<Source>,
     globals: &'a HashMap<String, usize>,
     global_vars: &'a [Var],
     funcs: &'a HashMap<String, FuncId>,
-    regs: Vec<Reg>,
     vars: Vec<Var>,
-    scopes: Vec<HashMap<String, Name>>,
+    scopes: Scopes,
+    limit_reported: Cell<bool>,
     labels: HashMap<String, LabelId>,
     label_pos: Vec<usize>,
     label_names: Vec<String>,
@@ -209,6 +205,11 @@ impl<'a> FunctionChecker<'a> {
             Some(stmts) => {
                 self.collect_labels(stmts);
                 self.block(stmts);
+                // (`within_limit` reports the use that crosses the limit where it can.)
+                if self.diags.is_empty() && self.scopes.reg_count() > MAX_REGISTERS {
+                    let d = self.too_many_registers(f.span);
+                    self.diags.push(d);
+                }
                 if !self.diags.is_empty() {
                     return Err(self.diags);
                 }
@@ -223,7 +224,7 @@ impl<'a> FunctionChecker<'a> {
             params,
             params_size,
             returns,
-            regs: self.regs,
+            regs: self.scopes.into_regs(),
             vars: self.vars,
             body,
             labels: self.label_pos,
@@ -258,21 +259,15 @@ impl<'a> FunctionChecker<'a> {
                 Stmt::Reg(r) => {
                     if r.vector != 1 {
                         self.diags.push(self.err(
-                            r.names[0].1,
+                            r.names[0].span,
                             "vector registers (.reg .v2/.v4) are not supported",
                         ));
                         continue;
                     }
-                    for (name, _) in &r.names {
-                        let id = self.regs.len() as RegId;
-                        self.regs.push(Reg {
-                            name: name.clone(),
-                            ty: r.ty,
-                        });
-                        self.scopes
-                            .last_mut()
-                            .expect("scope")
-                            .insert(name.clone(), Name::Reg(id));
+                    for name in &r.names {
+                        if let Err(msg) = self.scopes.declare_reg(name, r.ty) {
+                            self.diags.push(self.err(name.span, msg));
+                        }
                     }
                 }
                 Stmt::Var(v) if matches!(v.space, StateSpace::Global | StateSpace::Const) => {
@@ -286,14 +281,10 @@ impl<'a> FunctionChecker<'a> {
                     "unsupported: an initializer on a variable inside a function body",
                 )),
                 Stmt::Var(v) => match var_from_decl(self.source, v) {
-                    Ok(var) => {
-                        let id = self.vars.len();
-                        self.vars.push(var);
-                        self.scopes
-                            .last_mut()
-                            .expect("scope")
-                            .insert(v.name.clone(), Name::Var(id));
-                    }
+                    Ok(var) => match self.scopes.declare_var(&v.name, self.vars.len()) {
+                        Ok(()) => self.vars.push(var),
+                        Err(msg) => self.diags.push(self.err(v.span, msg)),
+                    },
                     Err(d) => self.diags.push(d),
                 },
                 Stmt::Label { name, .. } => {
@@ -305,7 +296,7 @@ impl<'a> FunctionChecker<'a> {
                     Err(d) => self.diags.push(d),
                 },
                 Stmt::Block(inner) => {
-                    self.scopes.push(HashMap::new());
+                    self.scopes.push();
                     self.block(inner);
                     self.scopes.pop();
                 }
@@ -314,7 +305,14 @@ impl<'a> FunctionChecker<'a> {
     }
 
     fn lookup(&self, name: &str) -> Option<Name> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+        self.scopes.lookup(name)
+    }
+
+    fn too_many_registers(&self, span: Span) -> Diagnostic {
+        self.err(
+            span,
+            format!("the function uses more than {MAX_REGISTERS} registers (ptxjit's limit)"),
+        )
     }
 
     fn symbol(&self, name: &str) -> Option<Symbol> {
@@ -341,8 +339,17 @@ impl<'a> FunctionChecker<'a> {
 
     fn reg(&self, name: &str, span: Span) -> CResult<RegId> {
         match self.lookup(name) {
-            Some(Name::Reg(id)) => Ok(id),
+            Some(Name::Reg(id)) => self.within_limit(id, span),
             _ => Err(self.err(span, format!("undefined register '{name}'"))),
+        }
+    }
+
+    /// `id`, used at `span`; the first use of a register past the limit is reported (once:
+    /// the function fails with it).
+    fn within_limit(&self, id: RegId, span: Span) -> CResult<RegId> {
+        match id as usize >= MAX_REGISTERS && !self.limit_reported.replace(true) {
+            true => Err(self.too_many_registers(span)),
+            false => Ok(id),
         }
     }
 
@@ -351,7 +358,7 @@ impl<'a> FunctionChecker<'a> {
         let guard = match &i.guard {
             Some(g) => {
                 let reg = self.reg(&g.reg, g.span)?;
-                if self.regs[reg as usize].ty != PtxType::Pred {
+                if self.scopes.reg_type(reg) != PtxType::Pred {
                     return Err(
                         self.err(g.span, format!("guard '{}' is not a .pred register", g.reg))
                     );
@@ -406,7 +413,7 @@ impl<'a> FunctionChecker<'a> {
                             self.err(o.span, "a register cannot take an offset outside [ ]")
                         );
                     }
-                    return Ok(Arg::Reg(id));
+                    return Ok(Arg::Reg(self.within_limit(id, o.span)?));
                 }
                 if let Some(s) = special(name) {
                     return Ok(Arg::Special(s));
@@ -441,7 +448,7 @@ impl<'a> FunctionChecker<'a> {
                 let base = match base {
                     None => AddrBase::Absolute,
                     Some(name) => match self.lookup(name) {
-                        Some(Name::Reg(id)) => AddrBase::Reg(id),
+                        Some(Name::Reg(id)) => AddrBase::Reg(self.within_limit(id, o.span)?),
                         _ => match self.symbol(name) {
                             Some(s) => AddrBase::Symbol(s),
                             None => {

@@ -5,3 +5,4 @@ pub mod check;
 pub mod checked;
 pub mod lexer;
 pub mod parser;
+pub mod scopes;

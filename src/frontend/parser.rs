@@ -561,17 +561,19 @@ impl<'a> Parser<'a> {
         loop {
             let (name, span) = self.word("a register name")?;
             if self.eat_punct('<') {
-                let n = self.uint("a register count")?;
+                let count = self.uint("a register count")?;
                 let close = self.expect_punct('>')?;
-                if n > 1 << 20 {
-                    return self.err(
-                        span.to(close),
-                        format!("register range of {n} is too large"),
-                    );
-                }
-                names.extend((0..n).map(|i| (format!("{name}{i}"), span.to(close))));
+                names.push(RegName {
+                    name,
+                    range: Some(count),
+                    span: span.to(close),
+                });
             } else {
-                names.push((name, span));
+                names.push(RegName {
+                    name,
+                    range: None,
+                    span,
+                });
             }
             if !self.eat_punct(',') {
                 break;
@@ -832,7 +834,8 @@ mod tests {
         assert_eq!(f.params[1].alignment(), 2);
         assert_eq!(f.maxntid, Some([128, 1, 1]));
         let body = f.body.as_ref().unwrap();
-        assert!(matches!(&body[0], Stmt::Reg(r) if r.names.len() == 3 && r.names[2].0 == "%rs2"));
+        assert!(matches!(&body[0], Stmt::Reg(r) if r.names.len() == 1
+            && r.names[0].name == "%rs" && r.names[0].range == Some(3)));
         assert!(matches!(&body[1], Stmt::Block(b) if b.len() == 2));
         assert!(matches!(&body[2], Stmt::Inst(i) if i.guard.as_ref().unwrap().negated));
         assert!(matches!(&body[3], Stmt::Label { name, .. } if name == "$L__BB0_2"));

@@ -27,6 +27,7 @@ use super::liveness::Liveness;
 use super::{LResult, Translator, ctx, invariant};
 use crate::frontend::ast::{FunctionKind, StateSpace};
 use crate::frontend::checked::{self, Arg, Function, Op};
+use crate::frontend::scopes::MAX_REGISTERS;
 use crate::types::PtxType;
 
 /// Threads per group: four interleaved chains keep x86-64's registers mostly sufficient.
@@ -40,9 +41,11 @@ const MASK: i32 = 16;
 const LANE: i32 = 20;
 const FRAMES: i32 = 32;
 
-/// Whether `f` can run in lane groups.
+/// Whether `f` can run in lane groups. Each register is a variable per lane, and all of them
+/// must fit the register bound of one function (see `MAX_REGISTERS`).
 pub fn eligible(f: &Function) -> bool {
     f.kind == FunctionKind::Entry
+        && f.regs.len() * LANES <= MAX_REGISTERS
         && !super::sync::is_cooperative(f)
         && f.vars.iter().all(|v| v.space == StateSpace::Shared)
         && f.body.iter().flatten().all(|i| i.op != Op::Call)
@@ -258,29 +261,9 @@ impl Translator<'_, '_> {
         self.b.ins().jump(body_start, &[]);
 
         // The body, once per group.
-        let mut terminated = true;
-        for (i, inst) in body.iter().enumerate() {
-            let label = self
-                .lanes
-                .as_ref()
-                .expect("grouped")
-                .labels
-                .get(&i)
-                .copied();
-            if let Some(blk) = label {
-                if !terminated {
-                    self.b.ins().jump(blk, &[]);
-                }
-                self.b.switch_to_block(blk);
-            } else if terminated {
-                let blk = self.b.create_block();
-                self.b.switch_to_block(blk);
-            }
-            self.inst_index = i as u32;
-            self.span = inst.span;
-            self.opcode = &inst.opcode;
-            terminated = self.group_instruction(inst, i)?;
-        }
+        let labels = self.lanes.as_ref().expect("grouped").labels.clone();
+        let terminated =
+            self.lower_in_order(body, &labels, |t, inst, i| t.group_instruction(inst, i))?;
         if !terminated {
             self.b.ins().jump(next_group, &[]);
         }

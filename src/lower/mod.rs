@@ -403,31 +403,9 @@ impl<'a, 'b> Translator<'a, 'b> {
             t.dispatch(thread_start, body_start);
         }
         let label_block: Vec<Block> = func.labels.iter().map(|p| label_blocks[p]).collect();
-        let mut terminated = true;
-        for (i, inst) in body.iter().enumerate() {
-            if let Some(&blk) = label_blocks.get(&i) {
-                if !terminated {
-                    t.b.ins().jump(blk, &[]);
-                }
-                t.b.switch_to_block(blk);
-            } else if terminated {
-                // Code after an unconditional branch that no label reaches: keep it in a
-                // block of its own (it has no predecessors).
-                let blk = t.b.create_block();
-                t.b.switch_to_block(blk);
-            }
-            t.inst_index = i as u32;
-            t.span = inst.span;
-            t.opcode = &inst.opcode;
-            terminated = t.instruction(inst, &label_block)?;
-        }
-        if let Some(&blk) = label_blocks.get(&body.len()) {
-            if !terminated {
-                t.b.ins().jump(blk, &[]);
-            }
-            t.b.switch_to_block(blk);
-            terminated = false;
-        }
+        let terminated = t.lower_in_order(body, &label_blocks, |t, inst, _| {
+            t.instruction(inst, &label_block)
+        })?;
         if !terminated {
             // Falling off the end is `ret`.
             t.thread_done();
@@ -568,6 +546,43 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     /// Lowers one instruction; returns whether it ended the current block unconditionally.
+    /// Lowers `body` in order with `lower` (which says whether the instruction ended its
+    /// block): a label's block where one stands, a block of its own for code after a
+    /// terminator that no label reaches (it has no predecessors), and the block of a label
+    /// after the last instruction (`DONE: }`). Returns whether the end is terminated; if not,
+    /// control falls off the end of the body.
+    fn lower_in_order(
+        &mut self,
+        body: &'a [checked::Inst],
+        blocks: &HashMap<usize, Block>,
+        mut lower: impl FnMut(&mut Self, &'a checked::Inst, usize) -> LResult<bool>,
+    ) -> LResult<bool> {
+        let mut terminated = true;
+        for (i, inst) in body.iter().enumerate() {
+            if let Some(&blk) = blocks.get(&i) {
+                if !terminated {
+                    self.b.ins().jump(blk, &[]);
+                }
+                self.b.switch_to_block(blk);
+            } else if terminated {
+                let blk = self.b.create_block();
+                self.b.switch_to_block(blk);
+            }
+            self.inst_index = i as u32;
+            self.span = inst.span;
+            self.opcode = &inst.opcode;
+            terminated = lower(self, inst, i)?;
+        }
+        if let Some(&blk) = blocks.get(&body.len()) {
+            if !terminated {
+                self.b.ins().jump(blk, &[]);
+            }
+            self.b.switch_to_block(blk);
+            terminated = false;
+        }
+        Ok(terminated)
+    }
+
     fn instruction(&mut self, inst: &checked::Inst, labels: &[Block]) -> LResult<bool> {
         // Guarded branches and returns become conditional branches; other guarded
         // instructions are skipped around.
