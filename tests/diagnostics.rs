@@ -255,3 +255,67 @@ fn more_registers_than_the_limit_are_reported_where_the_first_one_past_it_is_use
     );
     assert_eq!(msg.matches("error:").count(), 1, "{msg}");
 }
+
+/// Every nesting form, far deeper than the limit: a located diagnostic, never a stack overflow.
+#[test]
+fn nesting_deeper_than_the_limit_is_an_error_at_the_level_past_it() {
+    let n = 20_000;
+    let (open, close) = ("{\n".repeat(n), "}\n".repeat(n));
+    let cases = [
+        format!("{HEAD}.visible .entry k()\n{{\n{open}ret;\n{close}}}\n"),
+        format!(
+            "{HEAD}.global .u32 g[1] = {}1{};\n",
+            "{".repeat(n),
+            "}".repeat(n)
+        ),
+        format!(
+            "{HEAD}.visible .entry k()\n{{\n.reg .b32 %r1;\nmov.b32 %r1, {}%r1{};\n}}\n",
+            "{".repeat(n),
+            "}".repeat(n)
+        ),
+        format!(
+            "{HEAD}.visible .entry k()\n{{\n.reg .pred %p<2>;\nand.pred %p0, %p1, {}%p1;\n}}\n",
+            "!".repeat(n)
+        ),
+        format!(
+            "{HEAD}.visible .entry k()\n{{\ncall f, {}{};\n}}\n",
+            "(".repeat(n),
+            ")".repeat(n)
+        ),
+    ];
+    for text in cases {
+        let msg = compile_err(&text);
+        assert!(
+            msg.contains("error: nested more than 64 levels deep"),
+            "{msg}"
+        );
+    }
+}
+
+/// The deepest nesting accepted compiles and runs on a host thread with a small stack (the
+/// driver API runs on its caller's thread).
+#[test]
+fn the_deepest_nesting_accepted_compiles_on_a_256_kib_stack() {
+    let depth = 63; // the function body is the first level
+    let text = format!(
+        "{HEAD}.visible .entry k(.param .u64 out)\n{{\n{}.reg .b64 %rd1;\nld.param.u64 %rd1, [out];\n\
+         st.global.u64 [%rd1], {};\nret;\n{}}}\n",
+        "{\n".repeat(depth),
+        depth,
+        "}\n".repeat(depth)
+    );
+    std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(move || {
+            let m = Module::from_ptx_named("k.ptx", &text, &CompileOptions::default()).unwrap();
+            let out = DeviceBuffer::zeroed(8).unwrap();
+            m.kernel("k")
+                .unwrap()
+                .launch(1, 1, &[Arg::buffer(&out)])
+                .unwrap();
+            assert_eq!(out.to_vec::<u64>(), [63]);
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}

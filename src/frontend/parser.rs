@@ -16,14 +16,23 @@ pub fn parse(source: &Arc<Source>) -> PResult<Module> {
         source,
         tokens,
         pos: 0,
+        depth: 0,
     };
     p.module()
 }
+
+/// Levels of nesting the parser accepts: `{ }` scopes, initializer braces, vector and list
+/// operands, `!`. Every stage after the parser recurses over these (and dropping the tree
+/// does), so this bound keeps any input from exhausting a caller's stack; real PTX nests a few
+/// levels.
+pub const MAX_NESTING: u32 = 64;
 
 struct Parser<'a> {
     source: &'a Arc<Source>,
     tokens: Vec<Token>,
     pos: usize,
+    /// Current nesting (see [`MAX_NESTING`]).
+    depth: u32,
 }
 
 /// Parses a numeric literal word (`42`, `0x3C00`, `0f3F800000`, `1.5`, `7U`).
@@ -98,6 +107,17 @@ impl<'a> Parser<'a> {
 
     fn err<T>(&self, span: Span, msg: impl Into<String>) -> PResult<T> {
         Err(Diagnostic::new(self.source, span, msg))
+    }
+
+    /// Parses one level deeper with `f`; an error past [`MAX_NESTING`], located at `at`.
+    fn nested<T>(&mut self, at: Span, f: impl FnOnce(&mut Self) -> PResult<T>) -> PResult<T> {
+        if self.depth >= MAX_NESTING {
+            return self.err(at, format!("nested more than {MAX_NESTING} levels deep"));
+        }
+        self.depth += 1;
+        let result = f(self);
+        self.depth -= 1;
+        result
     }
 
     fn describe(&self) -> String {
@@ -464,12 +484,13 @@ impl<'a> Parser<'a> {
     }
 
     fn initializer(&mut self, out: &mut Vec<Immediate>) -> PResult<()> {
+        let open = self.span();
         if self.eat_punct('{') {
             if self.eat_punct('}') {
                 return Ok(());
             }
             loop {
-                self.initializer(out)?;
+                self.nested(open, |p| p.initializer(out))?;
                 if self.eat_punct('}') {
                     return Ok(());
                 }
@@ -508,7 +529,7 @@ impl<'a> Parser<'a> {
                 }
                 Tok::Punct('{') => {
                     self.pos += 1;
-                    out.push(Stmt::Block(self.block_body()?));
+                    out.push(Stmt::Block(self.nested(span, Self::block_body)?));
                 }
                 Tok::Punct(';') => self.pos += 1,
                 Tok::Punct('@') => out.push(Stmt::Inst(self.instruction()?)),
@@ -676,11 +697,11 @@ impl<'a> Parser<'a> {
         let kind = match self.peek().cloned() {
             Some(Tok::Punct('{')) => {
                 self.pos += 1;
-                OperandKind::Vector(self.operand_list('}')?)
+                OperandKind::Vector(self.nested(start, |p| p.operand_list('}'))?)
             }
             Some(Tok::Punct('(')) => {
                 self.pos += 1;
-                OperandKind::List(self.operand_list(')')?)
+                OperandKind::List(self.nested(start, |p| p.operand_list(')'))?)
             }
             Some(Tok::Punct('[')) => {
                 self.pos += 1;
@@ -688,7 +709,7 @@ impl<'a> Parser<'a> {
             }
             Some(Tok::Punct('!')) => {
                 self.pos += 1;
-                OperandKind::Not(Box::new(self.operand()?))
+                OperandKind::Not(Box::new(self.nested(start, Self::operand)?))
             }
             Some(Tok::Punct('-')) => {
                 self.pos += 1;
@@ -710,7 +731,7 @@ impl<'a> Parser<'a> {
                     return self.err(start, format!("malformed number '{w}'"));
                 } else if self.is_punct('|') {
                     self.pos += 1;
-                    let second = self.operand()?;
+                    let second = self.nested(start, Self::operand)?;
                     let first = Operand {
                         kind: OperandKind::Name(w, 0),
                         span: start,
