@@ -168,3 +168,30 @@ fn shared_bytes_sizes_dynamic_shared_memory() {
     assert!(ok, "{stderr}");
     assert_eq!(stdout.trim(), "out (u32): [256]");
 }
+
+/// The recursion guard relies on the stacks of ptxjit's own workers, whatever the host's
+/// default thread stack (`RUST_MIN_STACK`) is: endless recursion is an error, not an abort.
+#[test]
+fn endless_recursion_is_an_error_whatever_the_default_thread_stack() {
+    let dir = std::env::temp_dir().join(format!("ptxjit-cli-rec-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ptx = dir.join("rec.ptx");
+    std::fs::write(
+        &ptx,
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .func f() { call f, (); ret; }\n\
+         .visible .entry k() { call f, (); ret; }\n",
+    )
+    .unwrap();
+    for stack in ["262144", "1048576"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_ptxjit"))
+            .args(["run", ptx.to_str().unwrap(), "--grid", "2", "--block", "32"])
+            .env("RUST_MIN_STACK", stack)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "RUST_MIN_STACK={stack}: {stderr}");
+        assert!(stderr.contains("calls nested too deeply"), "{stderr}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
