@@ -193,7 +193,8 @@ pub struct CompiledModule {
     pub clif: Vec<(String, String)>,
     /// Where compile time went (parse/check is measured by the caller).
     pub timings: CompileTimings,
-    _globals: Vec<DeviceBuffer>,
+    /// Storage of the module's `.global` and `.const` variables.
+    globals: Vec<DeviceBuffer>,
 }
 
 // The JIT module is only read after finalization (function pointers), never mutated.
@@ -322,7 +323,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         kernels,
         clif,
         timings,
-        _globals: globals,
+        globals,
     })
 }
 
@@ -330,6 +331,12 @@ impl CompiledModule {
     /// Where module-scope variable `index` lives (`None` for shared variables).
     pub fn global_address(&self, index: usize) -> Option<u64> {
         self.env.global_addresses.get(index).copied().flatten()
+    }
+
+    /// Whether the module has storage of its own (`.global`/`.const` variables), which every
+    /// load must get fresh and initialized.
+    pub fn holds_data(&self) -> bool {
+        !self.globals.is_empty()
     }
 
     pub fn lane_groups(&self) -> LaneGroups {

@@ -46,7 +46,9 @@ impl Module {
 
     /// Compiles PTX text whose diagnostics use `name` as the file name.
     /// Compiled modules are cached by their text (and name and options), so compiling the
-    /// same text again is nearly free.
+    /// same text again is nearly free, unless the module holds data (`.global`/`.const`
+    /// variables): each such module gets its own, freshly initialized, as each CUDA module
+    /// load does.
     pub fn from_ptx_named(name: &str, text: &str, opts: &CompileOptions) -> Result<Module> {
         let key = (name.to_string(), text.to_string(), *opts);
         if let Some(inner) = cache::get(&key) {
@@ -59,8 +61,16 @@ impl Module {
         compiled.timings.parse_check = parse_check;
         crate::stats::compiled(start);
         let inner = Arc::new(Inner { checked, compiled });
-        cache::put(key, inner.clone());
+        if !inner.compiled.holds_data() {
+            cache::put(key, inner.clone());
+        }
         Ok(Module { inner })
+    }
+
+    /// Whether the module has `.global`/`.const` storage of its own (see
+    /// [`from_ptx_named`](Self::from_ptx_named): such modules are never shared).
+    pub fn holds_data(&self) -> bool {
+        self.inner.compiled.holds_data()
     }
 
     /// Where the compile time of this module went.

@@ -190,7 +190,11 @@ fn endless_recursion_is_an_error_whatever_the_default_thread_stack() {
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "RUST_MIN_STACK={stack}: {stderr}");
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "RUST_MIN_STACK={stack}: {stderr}"
+        );
         assert!(stderr.contains("calls nested too deeply"), "{stderr}");
     }
     let _ = std::fs::remove_dir_all(&dir);

@@ -155,3 +155,37 @@ fn declared_but_unused_registers_cost_nothing() {
         .unwrap();
     assert_eq!(out.to_vec::<u64>(), [out.address()]);
 }
+
+const COUNTER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+    .global .u32 counter;\n.const .u32 table[2] = {7, 9};\n\
+    .visible .entry bump(.param .u64 out)\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<2>;\n\
+    ld.param.u64 %rd1, [out];\natom.global.add.u32 %r1, [counter], 1;\n\
+    ld.const.u32 %r2, [table+4];\nadd.u32 %r3, %r1, %r2;\nst.global.u32 [%rd1], %r3;\nret;\n}\n";
+
+/// Runs `bump` once in `m` and returns counter-before-the-add + table[1].
+fn bump(m: &Module) -> u32 {
+    let out = DeviceBuffer::zeroed(4).unwrap();
+    m.kernel("bump")
+        .unwrap()
+        .launch(1, 1, &[Arg::buffer(&out)])
+        .unwrap();
+    out.to_vec::<u32>()[0]
+}
+
+#[test]
+fn every_load_of_the_same_text_gets_its_own_initialized_globals() {
+    let a = module_with(COUNTER, LaneGroups::WhenHot);
+    let b = module_with(COUNTER, LaneGroups::WhenHot);
+    assert!(a.holds_data());
+    assert_ne!(a.global("counter"), b.global("counter"));
+    assert_eq!(bump(&a), 9);
+    assert_eq!(bump(&a), 10);
+    // `b` has its own counter, and a `.const` overwritten in `a` stays initialized in `b`.
+    let (table, _) = a.global("table").unwrap();
+    // SAFETY: `table` is a live 8-byte variable of `a`.
+    unsafe { *((table + 4) as *mut u32) = 100 };
+    assert_eq!(bump(&a), 102);
+    assert_eq!(bump(&b), 9);
+    drop((a, b));
+    assert_eq!(bump(&module_with(COUNTER, LaneGroups::WhenHot)), 9);
+}

@@ -12,7 +12,8 @@ use std::sync::{Arc, Mutex};
 use ptxjit::{Arg, CompileOptions, Dim3, LaunchConfig, Module, ParamInfo};
 
 /// Modules by PTX text, never evicted: a test run launches thousands of times from a few
-/// hundred kernels, more than the library's bounded module cache holds.
+/// hundred kernels, more than the library's bounded module cache holds. A module holding data
+/// (`.global`/`.const` variables) is not kept: every call gets fresh, initialized variables.
 fn module_for(name: &str, text: &str) -> Result<Arc<Module>, ptxjit::Error> {
     static MODULES: Mutex<Option<HashMap<String, Arc<Module>>>> = Mutex::new(None);
     let mut guard = MODULES.lock().unwrap_or_else(|e| e.into_inner());
@@ -26,7 +27,9 @@ fn module_for(name: &str, text: &str) -> Result<Arc<Module>, ptxjit::Error> {
         ..CompileOptions::default()
     };
     let m = Arc::new(Module::from_ptx_named(name, text, &opts)?);
-    map.insert(text.to_string(), m.clone());
+    if !m.holds_data() {
+        map.insert(text.to_string(), m.clone());
+    }
     Ok(m)
 }
 

@@ -23,6 +23,8 @@ CUresult cuMemcpyDtoD_v2(CUdeviceptr, CUdeviceptr, size_t);
 CUresult cuMemsetD8_v2(CUdeviceptr, unsigned char, size_t);
 CUresult cuMemsetD32_v2(CUdeviceptr, unsigned, size_t);
 CUresult cuModuleLoadData(CUmodule *, const void *);
+CUresult cuModuleUnload(CUmodule);
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *, size_t *, CUmodule, const char *);
 CUresult cuGetErrorName(CUresult, const char **);
 
 #define CUDA_ERROR_INVALID_VALUE 1
@@ -89,6 +91,36 @@ int main(void) {
   CHECK(cuModuleLoadData(&mod, two + page - 3), CUDA_ERROR_INVALID_PTX);
   two[page - 1] = 0;
   CHECK(cuModuleLoadData(&mod, two + page - 1), CUDA_ERROR_INVALID_PTX);
+
+  /* Two loads of one text have their own globals; a reload after unloading is initialized. */
+  const char *with_data =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".global .u32 counter = 5;\n.const .u32 table[2] = {7, 9};\n"
+      ".visible .entry k() { ret; }\n";
+  CUmodule m1, m2;
+  CUdeviceptr c1, c2, t1;
+  size_t size;
+  unsigned v = 0, w = 1234;
+  CHECK(cuModuleLoadData(&m1, with_data), 0);
+  CHECK(cuModuleLoadData(&m2, with_data), 0);
+  CHECK(cuModuleGetGlobal_v2(&c1, &size, m1, "counter"), 0);
+  CHECK(cuModuleGetGlobal_v2(&c2, &size, m2, "counter"), 0);
+  if (c1 == c2) { fprintf(stderr, "two loads share 'counter'\n"); return 1; }
+  CHECK(cuMemcpyHtoD_v2(c1, &w, 4), 0);
+  CHECK(cuMemcpyDtoH_v2(&v, c2, 4), 0);
+  if (v != 5) { fprintf(stderr, "a write to one load's counter reached the other\n"); return 1; }
+  CHECK(cuModuleGetGlobal_v2(&t1, &size, m1, "table"), 0);
+  CHECK(cuMemcpyHtoD_v2(t1, &w, 4), 0);
+  CHECK(cuModuleUnload(m1), 0);
+  CHECK(cuModuleUnload(m2), 0);
+  CHECK(cuModuleLoadData(&m1, with_data), 0);
+  CHECK(cuModuleGetGlobal_v2(&c1, &size, m1, "counter"), 0);
+  CHECK(cuModuleGetGlobal_v2(&t1, &size, m1, "table"), 0);
+  CHECK(cuMemcpyDtoH_v2(&v, c1, 4), 0);
+  if (v != 5) { fprintf(stderr, "a reloaded counter is %u, not its initializer 5\n", v); return 1; }
+  CHECK(cuMemcpyDtoH_v2(&v, t1, 4), 0);
+  if (v != 7) { fprintf(stderr, "a reloaded .const is %u, not its initializer 7\n", v); return 1; }
+  CHECK(cuModuleUnload(m1), 0);
   printf("ok\n");
   return 0;
 }
