@@ -121,6 +121,33 @@ pub fn check_spec(spec: &ArgSpec, param: &ParamInfo) -> Result<(), String> {
 }
 
 /// Parses `X[,Y[,Z]]`.
+/// Largest PTX file the command line reads.
+pub const MAX_PTX_BYTES: u64 = 1 << 30;
+
+/// The bytes of the regular file `path`, at most `limit` of them. Devices, pipes and other
+/// endless sources are refused, and a file is read only to the length it had when opened.
+pub fn read_regular_file(path: &str, limit: u64) -> Result<Vec<u8>, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot read {path}: {e}"))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| format!("cannot read {path}: {e}"))?;
+    if !meta.is_file() {
+        return Err(format!("cannot read {path}: not a regular file"));
+    }
+    if meta.len() > limit {
+        return Err(format!(
+            "cannot read {path}: {} bytes is more than the limit of {limit}",
+            meta.len()
+        ));
+    }
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    file.take(meta.len())
+        .read_to_end(&mut data)
+        .map_err(|e| format!("cannot read {path}: {e}"))?;
+    Ok(data)
+}
+
 pub fn parse_dim(s: &str) -> Result<[u32; 3], String> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.is_empty() || parts.len() > 3 {
@@ -212,5 +239,18 @@ mod tests {
         assert_eq!(parse_dim("2,3,4").unwrap(), [2, 3, 4]);
         assert!(parse_dim("1,2,3,4").is_err());
         assert!(parse_dim("x").is_err());
+    }
+
+    #[test]
+    fn only_regular_files_are_read_and_only_up_to_the_limit() {
+        let e = read_regular_file("/dev/zero", u64::MAX).unwrap_err();
+        assert!(e.ends_with("not a regular file"), "{e}");
+        let path = std::env::temp_dir().join(format!("ptxjit-cli-read-{}", std::process::id()));
+        std::fs::write(&path, [1, 2, 3]).unwrap();
+        let p = path.to_str().unwrap();
+        assert_eq!(read_regular_file(p, 3).unwrap(), [1, 2, 3]);
+        let e = read_regular_file(p, 2).unwrap_err();
+        assert!(e.ends_with("3 bytes is more than the limit of 2"), "{e}");
+        let _ = std::fs::remove_file(&path);
     }
 }

@@ -42,19 +42,35 @@ impl Source {
         })
     }
 
+    /// Byte offsets where lines start: after each `\n`, `\r\n` or lone `\r`.
+    fn line_starts(&self) -> impl Iterator<Item = usize> + '_ {
+        let bytes = self.text.as_bytes();
+        std::iter::once(0).chain(bytes.iter().enumerate().filter_map(|(i, &b)| {
+            let ends_line = b == b'\n' || (b == b'\r' && bytes.get(i + 1) != Some(&b'\n'));
+            ends_line.then_some(i + 1)
+        }))
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, offset: u32) -> (usize, usize) {
         let offset = (offset as usize).min(self.text.len());
-        let before = &self.text[..offset];
-        let line = before.matches('\n').count() + 1;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let col = self.text[line_start..offset].chars().count() + 1;
-        (line, col)
+        let (line, start) = self
+            .line_starts()
+            .take_while(|&s| s <= offset)
+            .enumerate()
+            .last()
+            .expect("line 1 starts at 0");
+        let col = self.text[start..offset].chars().count() + 1;
+        (line + 1, col)
     }
 
-    /// The text of the 1-based line, without its newline.
+    /// The text of the 1-based line, without its line break.
     pub fn line_text(&self, line: usize) -> &str {
-        self.text.lines().nth(line - 1).unwrap_or("")
+        let Some(start) = self.line_starts().nth(line - 1) else {
+            return "";
+        };
+        let rest = &self.text[start..];
+        &rest[..rest.find(['\n', '\r']).unwrap_or(rest.len())]
     }
 
     /// `file:line:col` of a span's start.
@@ -194,6 +210,17 @@ mod tests {
         );
         assert!(text.contains("2 |  foo.bar %r1;"), "{text}");
         assert!(text.ends_with("  |  ^^^^^^^"), "{text}");
+    }
+
+    #[test]
+    fn lines_end_at_lf_crlf_or_a_lone_cr() {
+        for text in ["a\nbb\nccc x\n", "a\r\nbb\r\nccc x\r\n", "a\rbb\rccc x\r"] {
+            let src = Source::new("k.ptx", text);
+            let x = text.find('x').unwrap() as u32;
+            assert_eq!(src.line_col(x), (3, 5), "{text:?}");
+            assert_eq!(src.line_text(3), "ccc x", "{text:?}");
+            assert_eq!(src.line_text(2), "bb", "{text:?}");
+        }
     }
 
     #[test]

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ptxjit::cli::{ArgSpec, check_spec, parse_dim, parse_spec};
+use ptxjit::cli::{ArgSpec, MAX_PTX_BYTES, check_spec, parse_dim, parse_spec, read_regular_file};
 use ptxjit::{Arg, CompileOptions, DeviceBuffer, Dim3, LaunchConfig, Module, OptLevel};
 
 #[derive(Parser)]
@@ -140,7 +140,9 @@ fn main() -> ExitCode {
 }
 
 fn load(file: &str, opts: &CompileOptions) -> Result<Module, String> {
-    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read {file}: {e}"))?;
+    // Bytes that are not UTF-8 (a Latin-1 comment, say) become U+FFFD: harmless in a comment,
+    // a located diagnostic anywhere else.
+    let text = String::from_utf8_lossy(&read_regular_file(file, MAX_PTX_BYTES)?).into_owned();
     Module::from_ptx_named(file, &text, opts).map_err(|e| e.to_string())
 }
 
@@ -183,8 +185,9 @@ fn run(
 ) -> Result<(), String> {
     let timeout = timeout
         .map(|t| {
-            std::time::Duration::try_from_secs_f64(t)
-                .map_err(|_| format!("--timeout {t}: not a number of seconds"))
+            std::time::Duration::try_from_secs_f64(t).map_err(|_| {
+                format!("--timeout {t:e}: not a number of seconds from 0 to about 1.8e19")
+            })
         })
         .transpose()?;
     let module = load(file, &CompileOptions::default())?;
@@ -212,8 +215,8 @@ fn run(
                 None
             }
             ArgSpec::File(path) => {
-                let data = std::fs::read(path)
-                    .map_err(|e| format!("--arg {i}: cannot read {path}: {e}"))?;
+                let data =
+                    read_regular_file(path, u64::MAX).map_err(|e| format!("--arg {i}: {e}"))?;
                 Some(DeviceBuffer::from_slice(&data).map_err(|e| e.to_string())?)
             }
             ArgSpec::Zeros(n) => Some(DeviceBuffer::zeroed(*n).map_err(|e| e.to_string())?),
@@ -351,11 +354,12 @@ fn bench(quick: bool, only: Vec<String>) -> Result<(), String> {
 
 fn check(file: &str) -> Result<(), String> {
     let module = load(file, &CompileOptions::default())?;
-    println!(
-        "{file}: ok ({} kernels: {})",
-        module.kernel_names().len(),
-        module.kernel_names().join(", ")
-    );
+    let names = module.kernel_names();
+    match names.len() {
+        0 => println!("{file}: ok, but it defines no kernel (no .entry)"),
+        1 => println!("{file}: ok (1 kernel: {})", names[0]),
+        n => println!("{file}: ok ({n} kernels: {})", names.join(", ")),
+    }
     Ok(())
 }
 

@@ -121,7 +121,7 @@ fn check_reports_diagnostics_with_location() {
     assert!(ok);
     assert_eq!(
         stdout.trim(),
-        "examples/h2_axpy/h2_axpy.ptx: ok (1 kernels: h2_axpy)"
+        "examples/h2_axpy/h2_axpy.ptx: ok (1 kernel: h2_axpy)"
     );
     let (ok, _, stderr) = ptxjit(&["check", "tests/fixtures/texture.ptx"]);
     assert!(!ok);
@@ -198,4 +198,106 @@ fn endless_recursion_is_an_error_whatever_the_default_thread_stack() {
         assert!(stderr.contains("calls nested too deeply"), "{stderr}");
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `ptxjit check FILE` of a PTX text written to a fresh temporary file.
+fn check_text(name: &str, text: &[u8]) -> (bool, String, String) {
+    let dir = std::env::temp_dir().join(format!("ptxjit-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.ptx"));
+    std::fs::write(&path, text).unwrap();
+    let result = ptxjit(&["check", path.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+#[test]
+fn endless_or_special_files_are_refused_not_read() {
+    let (ok, _, stderr) = ptxjit(&["check", "/dev/zero"]);
+    assert!(
+        !ok && stderr.contains("cannot read /dev/zero: not a regular file"),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = ptxjit(&[
+        "run",
+        "examples/h2_axpy/h2_axpy.ptx",
+        "--grid",
+        "1",
+        "--block",
+        "1",
+        "--arg",
+        "u32:1",
+        "--arg",
+        "b32:0",
+        "--arg",
+        "file:/dev/zero",
+        "--arg",
+        "zeros:4",
+    ]);
+    assert!(
+        !ok && stderr.contains("--arg 2: cannot read /dev/zero: not a regular file"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn cr_only_line_endings_locate_diagnostics_on_their_lines() {
+    let text = b".version 8.0\r.target sm_80\r.address_size 64\r// a comment\r\
+        .visible .entry k()\r{\r  bogus.op %r1;\r}\r";
+    let (ok, _, stderr) = check_text("cr", text);
+    assert!(!ok);
+    assert!(
+        stderr.contains("cr.ptx:7:3: error: unsupported instruction 'bogus.op'"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("7 |   bogus.op %r1;"), "{stderr}");
+}
+
+#[test]
+fn bytes_that_are_not_utf8_in_a_comment_are_ignored_and_elsewhere_located() {
+    let (ok, stdout, stderr) = check_text(
+        "latin1",
+        b".version 8.0\n.target sm_80\n.address_size 64\n// caf\xe9\n.visible .entry k()\n{\nret;\n}\n",
+    );
+    assert!(ok, "{stderr}");
+    assert!(stdout.ends_with("ok (1 kernel: k)\n"), "{stdout}");
+    let (ok, _, stderr) = check_text(
+        "latin1_code",
+        b".version 8.0\n.target sm_80\n.address_size 64\n.visible .entry k()\n{\nr\xe9t;\n}\n",
+    );
+    assert!(!ok);
+    assert!(
+        stderr.contains("latin1_code.ptx:6:2: error: unexpected character"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_file_without_kernels_checks_and_says_so() {
+    let (ok, stdout, _) = check_text("empty", b"");
+    assert!(ok);
+    assert!(
+        stdout.ends_with("ok, but it defines no kernel (no .entry)\n"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn an_absurd_timeout_is_refused_briefly() {
+    let (ok, _, stderr) = ptxjit(&[
+        "run",
+        "examples/h2_axpy/h2_axpy.ptx",
+        "--grid",
+        "1",
+        "--block",
+        "1",
+        "--timeout",
+        "1e300",
+    ]);
+    assert!(!ok);
+    assert!(
+        stderr.contains("--timeout 1e300: not a number of seconds"),
+        "{stderr}"
+    );
+    assert!(stderr.len() < 200, "{stderr}");
 }

@@ -89,12 +89,11 @@ pub unsafe extern "C" fn ptx_run(
         if source.is_null() {
             return Err("the PTX source is a null pointer".into());
         }
-        // SAFETY: the caller passes a NUL-terminated string.
-        let text = unsafe { CStr::from_ptr(source) }
-            .to_str()
-            .map_err(|_| "the PTX source is not UTF-8".to_string())?;
-        kernel_name = first_entry_name(text).unwrap_or("?").to_string();
-        let module = module_for(&format!("{kernel_name}.ptx"), text).map_err(|e| e.one_line())?;
+        // SAFETY: the caller passes a NUL-terminated string. (Bytes that are not UTF-8
+        // become U+FFFD: harmless in a comment, a located diagnostic elsewhere.)
+        let text = unsafe { CStr::from_ptr(source) }.to_string_lossy();
+        kernel_name = first_entry_name(&text).unwrap_or("?").to_string();
+        let module = module_for(&format!("{kernel_name}.ptx"), &text).map_err(|e| e.one_line())?;
         let name = module
             .kernel_names()
             .into_iter()

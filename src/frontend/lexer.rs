@@ -39,7 +39,8 @@ pub fn lex(source: &Arc<Source>) -> Result<Vec<Token>, Diagnostic> {
             }
             c if c.is_ascii_whitespace() => i += 1,
             '/' if bytes.get(i + 1) == Some(&b'/') => {
-                while i < bytes.len() && bytes[i] != b'\n' {
+                // To the line's end, whichever convention ends it (`\n`, `\r\n`, `\r`).
+                while i < bytes.len() && bytes[i] != b'\n' && bytes[i] != b'\r' {
                     i += 1;
                 }
             }
