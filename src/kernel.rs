@@ -319,6 +319,7 @@ impl Kernel {
         args: &[Arg],
         schedule: ptxjit_runtime::Schedule,
     ) -> Result<()> {
+        let started = std::time::Instant::now();
         let f = self.decl();
         if args.len() != f.params.len() {
             return Err(self.launch_error(format!(
@@ -374,7 +375,9 @@ impl Kernel {
                 cooperation.as_ref(),
                 &ptxjit_runtime::LaunchOptions {
                     schedule,
-                    timeout: self.timeout,
+                    // The timeout counts from the launch's start, a hot compile included
+                    // (which cannot be interrupted: the launch ends as soon as it is done).
+                    timeout: self.timeout.map(|t| t.saturating_sub(started.elapsed())),
                 },
             )
         }

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use ptxjit::{Arg, CompileOptions, DeviceBuffer, LaneGroups, Module};
+use ptxjit::{Arg, CompileOptions, DeviceBuffer, Dim3, LaneGroups, LaunchConfig, Module};
 
 fn module_with(ptx: &str, lane_groups: LaneGroups) -> Module {
     let opts = CompileOptions {
@@ -188,4 +188,29 @@ fn every_load_of_the_same_text_gets_its_own_initialized_globals() {
     assert_eq!(bump(&b), 9);
     drop((a, b));
     assert_eq!(bump(&module_with(COUNTER, LaneGroups::WhenHot)), 9);
+}
+
+#[test]
+fn a_timeout_bounds_a_grid_of_billions_of_blocks() {
+    let empty = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
+    let kernel = module_with(empty, LaneGroups::WhenHot)
+        .kernel("k")
+        .unwrap()
+        .with_timeout(Some(Duration::from_millis(200)));
+    for grid in [
+        Dim3::new(i32::MAX as u32, 1, 1),
+        Dim3::new(i32::MAX as u32, 65535, 65535),
+    ] {
+        let config = LaunchConfig {
+            grid,
+            block: Dim3::new(1, 1, 1),
+            dynamic_shared_bytes: 0,
+        };
+        let start = Instant::now();
+        let err = kernel.launch_with(&config, &[]).unwrap_err().to_string();
+        assert!(err.contains("timeout after 0.200 s"), "{err}");
+        // Generous (a loaded 2-core machine): unstarted blocks used to be skipped one by one,
+        // about a minute for 2^31 and forever for 2^61.
+        assert!(start.elapsed() < Duration::from_secs(20), "{grid:?}");
+    }
 }

@@ -384,9 +384,10 @@ unsafe fn run_grid(
                 .map(|c| Fault::decode(c.fault_address.get(), c.fault_detail.get())),
         };
         // Blocks not yet started when the launch is aborted do not start (the running ones
-        // report where they stopped).
+        // report where they stopped), and the failure makes rayon stop handing out the rest,
+        // so a grid of 2^31 blocks ends with its timeout, not after skipping them one by one.
         if abort.load(Ordering::Relaxed) {
-            return Ok(());
+            return Err(aborted());
         }
         // Shared memory and frames start zeroed in every block, so results never depend on
         // scheduling.
@@ -453,13 +454,18 @@ unsafe fn run_grid(
     });
     // Aborted between blocks: no block saw it, but the grid is not complete.
     result.and_then(|()| match abort.load(Ordering::Relaxed) {
-        true => Err(BlockFailure {
-            status: Status(Status::encode(Status::TIMEOUT, 0, u32::MAX)),
-            block: Dim3::new(0, 0, 0),
-            fault: None,
-        }),
+        true => Err(aborted()),
         false => Ok(()),
     })
+}
+
+/// The failure of a launch aborted before a block started.
+fn aborted() -> BlockFailure {
+    BlockFailure {
+        status: Status(Status::encode(Status::TIMEOUT, 0, u32::MAX)),
+        block: Dim3::new(0, 0, 0),
+        fault: None,
+    }
 }
 
 #[cfg(test)]

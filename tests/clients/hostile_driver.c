@@ -11,7 +11,7 @@
 typedef int CUresult;
 typedef int CUdevice;
 typedef unsigned long long CUdeviceptr;
-typedef void *CUcontext, *CUmodule;
+typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream;
 
 CUresult cuInit(unsigned);
 CUresult cuDeviceGet(CUdevice *, int);
@@ -25,10 +25,15 @@ CUresult cuMemsetD32_v2(CUdeviceptr, unsigned, size_t);
 CUresult cuModuleLoadData(CUmodule *, const void *);
 CUresult cuModuleUnload(CUmodule);
 CUresult cuModuleGetGlobal_v2(CUdeviceptr *, size_t *, CUmodule, const char *);
+CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
+CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                        unsigned, CUstream, void **, void **);
+CUresult cuCtxSynchronize(void);
 CUresult cuGetErrorName(CUresult, const char **);
 
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_INVALID_PTX 218
+#define CUDA_ERROR_LAUNCH_TIMEOUT 702
 #define CHECK(call, want)                                                              \
   do {                                                                                 \
     CUresult r_ = (call);                                                              \
@@ -56,6 +61,8 @@ int main(void) {
   CUdevice dev;
   CUcontext ctx;
   CUdeviceptr a, b;
+  /* Read once, at the first launch. */
+  setenv("PTXJIT_LAUNCH_TIMEOUT", "0.3", 1);
   CHECK(cuInit(0), 0);
   CHECK(cuDeviceGet(&dev, 0), 0);
   CHECK(cuCtxCreate_v2(&ctx, 0, dev), 0);
@@ -121,6 +128,24 @@ int main(void) {
   CHECK(cuMemcpyDtoH_v2(&v, t1, 4), 0);
   if (v != 7) { fprintf(stderr, "a reloaded .const is %u, not its initializer 7\n", v); return 1; }
   CHECK(cuModuleUnload(m1), 0);
+
+  /* PTXJIT_LAUNCH_TIMEOUT ends an endless kernel; the context stays usable. */
+  const char *spin =
+      ".version 8.0\n.target sm_90\n.address_size 64\n"
+      ".visible .entry spin() { LOOP: bra LOOP; }\n"
+      ".visible .entry fill(.param .u64 p) { .reg .b64 %rd1; ld.param.u64 %rd1, [p];"
+      " st.global.u32 [%rd1], 77; ret; }\n";
+  CUmodule ms;
+  CUfunction fspin, ffill;
+  CHECK(cuModuleLoadData(&ms, spin), 0);
+  CHECK(cuModuleGetFunction(&fspin, ms, "spin"), 0);
+  CHECK(cuModuleGetFunction(&ffill, ms, "fill"), 0);
+  CHECK(cuLaunchKernel(fspin, 4, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_LAUNCH_TIMEOUT);
+  void *fill_args[] = {&a};
+  CHECK(cuLaunchKernel(ffill, 1, 1, 1, 1, 1, 1, 0, NULL, fill_args, NULL), 0);
+  CHECK(cuCtxSynchronize(), 0);
+  CHECK(cuMemcpyDtoH_v2(&v, a, 4), 0);
+  if (v != 77) { fprintf(stderr, "a launch after a timeout did not run\n"); return 1; }
   printf("ok\n");
   return 0;
 }

@@ -2,6 +2,8 @@
 //! buffer in `extra`.
 
 use std::ffi::{c_uint, c_void};
+use std::sync::OnceLock;
+use std::time::Duration;
 
 use ptxjit::{Arg, Dim3, LaunchConfig};
 
@@ -11,6 +13,23 @@ use super::*;
 const CU_LAUNCH_PARAM_END: usize = 0;
 const CU_LAUNCH_PARAM_BUFFER_POINTER: usize = 1;
 const CU_LAUNCH_PARAM_BUFFER_SIZE: usize = 2;
+
+/// `PTXJIT_LAUNCH_TIMEOUT=SECONDS`: a launch still running after that long ends with
+/// `CUDA_ERROR_LAUNCH_TIMEOUT` (its kernel stops at its next backward branch; the context stays
+/// usable). Unset, empty or not a positive number of seconds: no limit, as on a GPU.
+fn launch_timeout() -> Option<Duration> {
+    static TIMEOUT: OnceLock<Option<Duration>> = OnceLock::new();
+    *TIMEOUT.get_or_init(|| {
+        let seconds: f64 = std::env::var("PTXJIT_LAUNCH_TIMEOUT")
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        Duration::try_from_secs_f64(seconds)
+            .ok()
+            .filter(|d| !d.is_zero())
+    })
+}
 
 /// The packed buffer of `extra`: (pointer, size).
 fn packed_buffer(extra: *const *mut c_void) -> Result<(*const u8, usize), CUresult> {
@@ -55,7 +74,9 @@ pub unsafe extern "C" fn cuLaunchKernel(
     extra: *const *mut c_void,
 ) -> CUresult {
     call(|| {
-        let kernel = FUNCTIONS.with(f, |k| k.clone())?;
+        let kernel = FUNCTIONS
+            .with(f, |k| k.clone())?
+            .with_timeout(launch_timeout());
         let params = kernel.params();
         let mut args = Vec::with_capacity(params.len());
         if !kernel_params.is_null() {
