@@ -8,43 +8,11 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-typedef int CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-typedef void *CUcontext, *CUmodule, *CUfunction, *CUstream;
-
-CUresult cuInit(unsigned);
-CUresult cuDeviceGet(CUdevice *, int);
-CUresult cuCtxCreate_v2(CUcontext *, unsigned, CUdevice);
-CUresult cuMemAlloc_v2(CUdeviceptr *, size_t);
-CUresult cuMemcpyHtoD_v2(CUdeviceptr, const void *, size_t);
-CUresult cuMemcpyDtoH_v2(void *, CUdeviceptr, size_t);
-CUresult cuMemcpyDtoD_v2(CUdeviceptr, CUdeviceptr, size_t);
-CUresult cuMemsetD8_v2(CUdeviceptr, unsigned char, size_t);
-CUresult cuMemsetD32_v2(CUdeviceptr, unsigned, size_t);
-CUresult cuModuleLoadData(CUmodule *, const void *);
-CUresult cuModuleUnload(CUmodule);
-CUresult cuModuleGetGlobal_v2(CUdeviceptr *, size_t *, CUmodule, const char *);
-CUresult cuModuleGetFunction(CUfunction *, CUmodule, const char *);
-CUresult cuLaunchKernel(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                        unsigned, CUstream, void **, void **);
-CUresult cuCtxSynchronize(void);
-CUresult cuGetErrorName(CUresult, const char **);
+#include "cuda_driver.h"
 
 #define CUDA_ERROR_INVALID_VALUE 1
 #define CUDA_ERROR_INVALID_PTX 218
 #define CUDA_ERROR_LAUNCH_TIMEOUT 702
-#define CHECK(call, want)                                                              \
-  do {                                                                                 \
-    CUresult r_ = (call);                                                              \
-    if (r_ != (want)) {                                                                \
-      const char *n_ = "?";                                                            \
-      cuGetErrorName(r_, &n_);                                                         \
-      fprintf(stderr, "line %d: %s returned %d (%s), expected %d\n", __LINE__, #call, \
-              r_, n_, (int)(want));                                                    \
-      exit(1);                                                                         \
-    }                                                                                  \
-  } while (0)
 
 static unsigned char host[256], got[100], pattern[100];
 
