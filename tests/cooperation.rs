@@ -154,7 +154,7 @@ fn votes_ballot_and_match_over_a_warp() {
          or.b32 %r3, %r3, %r4;\nor.b32 %r3, %r3, %r5;\n\
          setp.eq.u32 %p7, %lane, 1;\n@%p7 bra MASKED;\nsetp.eq.u32 %p7, %lane, 3;\n@%p7 bra MASKED;\nbra MATCH;\n\
          MASKED:\nvote.sync.any.pred %p6, !%p1, 0x0000000A;\nselp.u32 %r6, 8, 0, %p6;\nor.b32 %r3, %r3, %r6;\n\
-         MATCH:\nshr.u32 %r7, %t, 2;\nmatch.sync.any.b32 %r8, %r7, -1;\n\
+         MATCH:\nshr.u32 %r7, %t, 2;\nmatch.any.sync.b32 %r8, %r7, -1;\n\
          st.global.u32 [%o], %r2;\nst.global.u32 [%o+128], %r3;\nst.global.u32 [%o+256], %r8;",
         96,
         1,

@@ -883,7 +883,7 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
             }
         }
         "match" => match mods[..] {
-            ["sync", mode @ ("any" | "all"), t @ ("b32" | "b64")] => Op::Match {
+            [mode @ ("any" | "all"), "sync", t @ ("b32" | "b64")] => Op::Match {
                 all: mode == "all",
                 ty: ty_of(t).expect("b32/b64"),
             },

@@ -383,7 +383,7 @@ pub enum Op {
     Fence,
     Shfl(ShflMode),
     Vote(VoteMode),
-    /// `match.sync.{any,all}.{b32,b64}`.
+    /// `match.{any,all}.sync.{b32,b64}`.
     Match {
         all: bool,
         ty: PtxType,
