@@ -328,6 +328,15 @@ impl Kernel {
                 args.len()
             )));
         }
+        if let Some(max) = f.maxntid {
+            let b = config.block;
+            let most = max.iter().map(|&n| n as u64).product::<u64>();
+            if b.count() > most {
+                return Err(self.launch_error(format!(
+                    "allows at most {most} threads a block (.maxntid {max:?}), got {b:?}"
+                )));
+            }
+        }
         if let Some(req) = f.reqntid {
             let b = config.block;
             if [b.x, b.y, b.z] != req {

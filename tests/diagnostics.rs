@@ -335,3 +335,54 @@ fn match_is_spelled_as_the_isa_writes_it() {
         "{msg}"
     );
 }
+
+#[test]
+fn a_barrier_id_past_15_is_an_error() {
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k()\n{{\nbar.sync 16;\nret;\n}}\n"
+    ));
+    assert!(
+        msg.starts_with("k.ptx:6:10: error: barrier 16 does not exist"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_parameter_declared_twice_is_an_error() {
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k(.param .u32 a, .param .u64 a)\n{{\nret;\n}}\n"
+    ));
+    assert!(
+        msg.contains("error: parameter 'a' is declared twice"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_block_shape_no_gpu_has_is_an_error() {
+    for (directive, dims) in [
+        (".reqntid", "0"),
+        (".reqntid", "4096"),
+        (".maxntid", "64, 64"),
+        (".reqntid", "1, 1, 128"),
+    ] {
+        let msg = compile_err(&format!(
+            "{HEAD}.visible .entry k()\n{directive} {dims}\n{{\nret;\n}}\n"
+        ));
+        assert!(msg.contains(&format!("error: {directive} [")), "{msg}");
+        assert!(msg.contains("a block has 1 to 1024 threads"), "{msg}");
+    }
+}
+
+#[test]
+fn a_launch_larger_than_maxntid_is_refused() {
+    let text = format!("{HEAD}.visible .entry k()\n.maxntid 32, 1, 1\n{{\nret;\n}}\n");
+    let m = Module::from_ptx_named("k.ptx", &text, &CompileOptions::default()).unwrap();
+    let k = m.kernel("k").unwrap();
+    k.launch(1, 32, &[]).unwrap();
+    let msg = k.launch(1, 1024, &[]).unwrap_err().to_string();
+    assert!(
+        msg.contains("kernel 'k': allows at most 32 threads a block (.maxntid [32, 1, 1])"),
+        "{msg}"
+    );
+}

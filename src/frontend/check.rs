@@ -185,6 +185,12 @@ fn layout(params: &[ast::ParamDecl]) -> (Vec<Param>, u32) {
     (out, offset)
 }
 
+/// Whether a block of `d` threads can exist (compute capability 8.x/9.x limits).
+fn block_shape_is_possible(d: [u32; 3]) -> bool {
+    let threads = d.iter().map(|&n| n as u64).product::<u64>();
+    (1..=1024).contains(&threads) && d[0] <= 1024 && d[1] <= 1024 && d[2] <= 64
+}
+
 impl<'a> FunctionChecker<'a> {
     fn err(&self, span: Span, msg: impl Into<String>) -> Diagnostic {
         Diagnostic::new(self.source, span, msg)
@@ -193,11 +199,27 @@ impl<'a> FunctionChecker<'a> {
     fn function(mut self, f: &ast::Function) -> Result<Function, Vec<Diagnostic>> {
         let (params, params_size) = layout(&f.params);
         let (returns, _) = layout(&f.returns);
-        for (i, p) in params.iter().enumerate() {
-            self.params.insert(p.name.clone(), Symbol::Param(i));
+        let symbols = params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p, Symbol::Param(i)));
+        let returned = returns
+            .iter()
+            .enumerate()
+            .map(|(i, p)| (p, Symbol::Return(i)));
+        for (p, symbol) in symbols.chain(returned) {
+            if self.params.insert(p.name.clone(), symbol).is_some() {
+                let d = self.err(p.span, format!("parameter '{}' is declared twice", p.name));
+                self.diags.push(d);
+            }
         }
-        for (i, p) in returns.iter().enumerate() {
-            self.params.insert(p.name.clone(), Symbol::Return(i));
+        for (directive, dims) in [(".reqntid", f.reqntid), (".maxntid", f.maxntid)] {
+            if let Some(d) = dims.filter(|&d| !block_shape_is_possible(d)) {
+                let msg = format!(
+                    "{directive} {d:?}: a block has 1 to 1024 threads, at most (1024, 1024, 64)"
+                );
+                self.diags.push(self.err(f.span, msg));
+            }
         }
         self.param_elem_sizes = params.iter().map(|p| p.ty.size()).collect();
         self.return_elem_sizes = returns.iter().map(|p| p.ty.size()).collect();
@@ -399,6 +421,14 @@ impl<'a> FunctionChecker<'a> {
             opcode: i.opcode.clone(),
         };
         self.check_arity(&inst)?;
+        if let (Op::Bar(_), Some(&Arg::Imm(Immediate::Int(id)))) = (op, inst.args.first())
+            && id >= 16
+        {
+            return Err(self.err(
+                i.operands[0].span,
+                format!("barrier {id} does not exist (a CTA has barriers 0 to 15)"),
+            ));
+        }
         Ok(inst)
     }
 
