@@ -26,6 +26,14 @@ const STORE: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
     ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmul.wide.u32 %rd2, %r1, 4;\nadd.s64 %rd3, %rd1, %rd2;\n\
     st.global.u32 [%rd3], %r1;\nret;\n}\n";
 
+/// Held by tests whose launches must not share the workers with another test's long grid:
+/// a launch waits for the workers, and a timeout counts that wait.
+static WORKERS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn workers_to_myself() -> std::sync::MutexGuard<'static, ()> {
+    WORKERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The runtime still works: a correct kernel runs and gives its results.
 fn runtime_still_works() {
     let out = DeviceBuffer::zeroed(64 * 4).unwrap();
@@ -39,6 +47,7 @@ fn runtime_still_works() {
 
 #[test]
 fn a_kernel_that_loops_forever_stops_at_its_timeout() {
+    let _workers = workers_to_myself();
     let out = DeviceBuffer::zeroed(4).unwrap();
     for (ptx, mode) in [
         (SPIN, LaneGroups::Off),
@@ -192,6 +201,7 @@ fn every_load_of_the_same_text_gets_its_own_initialized_globals() {
 
 #[test]
 fn a_timeout_bounds_a_grid_of_billions_of_blocks() {
+    let _workers = workers_to_myself();
     let empty = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { ret; }\n";
     let kernel = module_with(empty, LaneGroups::WhenHot)
         .kernel("k")

@@ -436,6 +436,17 @@ unsafe fn run_grid(
             }
         }
     };
+    // A block that ran and failed says more than a block skipped after the abort, whichever
+    // rayon reports: the first such failure is kept here.
+    let ran_and_failed: Mutex<Option<BlockFailure>> = Mutex::new(None);
+    let run_block = |scratch: &mut (Vec<u64>, Vec<u64>), index: u64| {
+        run_block(scratch, index).inspect_err(|f| {
+            if f.status != aborted().status {
+                let mut first = ran_and_failed.lock().unwrap_or_else(|e| e.into_inner());
+                first.get_or_insert(*f);
+            }
+        })
+    };
     let words = shared_bytes.div_ceil(8);
     let scratch = || (vec![0u64; words], vec![0u64; frame_words]);
     let result = workers::run(|| match schedule {
@@ -452,6 +463,12 @@ unsafe fn run_grid(
                 })
         }
     });
+    if let Some(failure) = ran_and_failed
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+    {
+        return Err(failure);
+    }
     // Aborted between blocks: no block saw it, but the grid is not complete.
     result.and_then(|()| match abort.load(Ordering::Relaxed) {
         true => Err(aborted()),
