@@ -386,3 +386,28 @@ fn a_launch_larger_than_maxntid_is_refused() {
         "{msg}"
     );
 }
+
+#[test]
+fn an_element_index_past_any_address_is_an_error_not_a_wraparound() {
+    // 2^61 + 1 elements of 8 bytes wrap to element 1.
+    let msg = compile_err(&format!(
+        "{HEAD}.global .u64 g[2];\n.visible .entry k()\n{{\n.reg .b64 %rd1;\n\
+         ld.global.u64 %rd1, g[2305843009213693953];\nret;\n}}\n"
+    ));
+    assert!(
+        msg.contains("error: element 2305843009213693953 of 'g' is beyond any address"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_parameter_larger_than_cudas_limit_is_an_error_not_a_wraparound() {
+    // 2^29 × 8 bytes is 2^32: it wrapped to a 0-byte parameter.
+    let msg = compile_err(&format!(
+        "{HEAD}.visible .entry k(.param .b64 a[536870912])\n{{\nret;\n}}\n"
+    ));
+    assert!(
+        msg.contains("error: parameter 'a' of 4294967296 bytes is larger than 32764"),
+        "{msg}"
+    );
+}

@@ -472,7 +472,13 @@ impl<'a> FunctionChecker<'a> {
                 let (Some(s), Some(size)) = (self.symbol(name), self.elem_size(name)) else {
                     return Err(self.err(o.span, format!("undefined array '{name}'")));
                 };
-                Arg::SymbolAddr(s, index.wrapping_mul(size as i64))
+                let Some(offset) = index.checked_mul(size as i64) else {
+                    return Err(self.err(
+                        o.span,
+                        format!("element {index} of '{name}' is beyond any address"),
+                    ));
+                };
+                Arg::SymbolAddr(s, offset)
             }
             OperandKind::Address { base, offset } => {
                 let base = match base {

@@ -27,6 +27,9 @@ pub fn parse(source: &Arc<Source>) -> PResult<Module> {
 /// levels.
 pub const MAX_NESTING: u32 = 64;
 
+/// Bytes one parameter may have: CUDA's limit for all of a kernel's parameters together.
+pub const MAX_PARAM_BYTES: u64 = 32_764;
+
 struct Parser<'a> {
     source: &'a Arc<Source>,
     tokens: Vec<Token>,
@@ -425,8 +428,19 @@ impl<'a> Parser<'a> {
         let (name, span) = self.word("a parameter name")?;
         let mut array = None;
         if self.eat_punct('[') {
-            array = Some(self.uint("an array size")?);
-            self.expect_punct(']')?;
+            let count = self.uint("an array size")?;
+            let close = self.expect_punct(']')?;
+            let bytes = ty.size() as u64 * count as u64;
+            if bytes > MAX_PARAM_BYTES {
+                return self.err(
+                    span.to(close),
+                    format!(
+                        "parameter '{name}' of {bytes} bytes is larger than {MAX_PARAM_BYTES} \
+                         (CUDA's limit for a kernel's parameters)"
+                    ),
+                );
+            }
+            array = Some(count);
         }
         Ok(ParamDecl {
             name,
