@@ -222,6 +222,27 @@ pub fn place_variables(module: &checked::Module) -> Result<(Env, Vec<DeviceBuffe
     let mut global_addresses = Vec::new();
     let mut global_shared_offsets = Vec::new();
     let mut shared_end = 0u64;
+    // Static shared variables are placed one after another, within a block's limit.
+    let mut place_shared =
+        |align: u32, size: u64, span: crate::error::Span, name: &str| -> Result<u32> {
+            let offset = align_up(shared_end, align);
+            match offset.checked_add(size) {
+                Some(end) if end <= ptxjit_runtime::MAX_SHARED_BYTES => {
+                    shared_end = end;
+                    Ok(offset as u32)
+                }
+                _ => Err(Diagnostic::new(
+                    &module.source,
+                    span,
+                    format!(
+                        "shared variable '{name}' ({size} bytes at offset {offset}) passes the \
+                     {} bytes of shared memory a block has",
+                        ptxjit_runtime::MAX_SHARED_BYTES
+                    ),
+                )
+                .into()),
+            }
+        };
     let mut extern_shared = Vec::new();
     for (i, g) in module.globals.iter().enumerate() {
         match g.space {
@@ -231,9 +252,8 @@ pub fn place_variables(module: &checked::Module) -> Result<(Env, Vec<DeviceBuffe
                     extern_shared.push(i);
                     global_shared_offsets.push(None);
                 } else {
-                    shared_end = align_up(shared_end, g.align);
-                    global_shared_offsets.push(Some(shared_end as u32));
-                    shared_end += g.size;
+                    let offset = place_shared(g.align, g.size, g.span, &g.name)?;
+                    global_shared_offsets.push(Some(offset));
                 }
             }
             _ => {
@@ -262,19 +282,12 @@ pub fn place_variables(module: &checked::Module) -> Result<(Env, Vec<DeviceBuffe
     for (fi, f) in module.functions.iter().enumerate() {
         for (vi, v) in f.vars.iter().enumerate() {
             if v.space == StateSpace::Shared && !v.is_extern {
-                shared_end = align_up(shared_end, v.align);
-                local_shared_offsets.insert((fi, vi), shared_end as u32);
-                shared_end += v.size;
+                let offset = place_shared(v.align, v.size, v.span, &v.name)?;
+                local_shared_offsets.insert((fi, vi), offset);
             }
         }
     }
     let dynamic_shared_offset = align_up(shared_end, 16);
-    if dynamic_shared_offset > u32::MAX as u64 / 2 {
-        return Err(Error::Codegen {
-            function: "<module>".into(),
-            message: format!("{dynamic_shared_offset} bytes of shared memory is too much"),
-        });
-    }
     for i in extern_shared {
         global_shared_offsets[i] = Some(dynamic_shared_offset as u32);
     }

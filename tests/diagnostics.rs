@@ -411,3 +411,48 @@ fn a_parameter_larger_than_cudas_limit_is_an_error_not_a_wraparound() {
         "{msg}"
     );
 }
+
+#[test]
+fn static_shared_memory_past_a_blocks_limit_is_an_error_at_the_variable() {
+    // 127 arrays of 16 MiB took 4 GB and 1.5 s a block to zero.
+    let mut decls = String::new();
+    for i in 0..127 {
+        decls += &format!(".shared .align 4 .b8 s{i}[16777216];\n");
+    }
+    let msg = compile_err(&format!("{HEAD}{decls}.visible .entry k()\n{{\nret;\n}}\n"));
+    assert!(
+        msg.starts_with(
+            "k.ptx:4:1: error: shared variable 's0' (16777216 bytes at offset 0) passes the \
+             232448 bytes of shared memory a block has"
+        ),
+        "{msg}"
+    );
+}
+
+#[test]
+fn static_and_dynamic_shared_memory_together_are_limited_at_launch() {
+    let text = format!(
+        "{HEAD}.shared .align 16 .b8 tile[131072];\n.extern .shared .align 16 .b8 dyn[];\n\
+         .visible .entry k()\n{{\nret;\n}}\n"
+    );
+    let m = Module::from_ptx_named("k.ptx", &text, &CompileOptions::default()).unwrap();
+    let k = m.kernel("k").unwrap();
+    let launch = |dynamic: u32| {
+        k.launch_with(
+            &ptxjit::LaunchConfig {
+                grid: 1.into(),
+                block: 32.into(),
+                dynamic_shared_bytes: dynamic,
+            },
+            &[],
+        )
+    };
+    launch(232_448 - 131_072).unwrap();
+    let msg = launch(232_448 - 131_072 + 16).unwrap_err().to_string();
+    assert!(
+        msg.contains(
+            "131072 bytes of static and 101392 of dynamic shared memory exceed the limit of 232448"
+        ),
+        "{msg}"
+    );
+}

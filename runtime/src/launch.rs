@@ -54,9 +54,10 @@ pub struct LaunchConfig {
 
 /// Limits of a compute-capability 8.x/9.x device.
 pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
-/// Shared memory per block (static plus dynamic): far above a GPU's 228 KB, small enough to
-/// allocate per worker.
-pub const MAX_SHARED_BYTES: u64 = 64 << 20;
+/// Shared memory per block, static plus dynamic: an sm_90 GPU's 227 KiB (with the opt-in
+/// `cudaFuncAttributeMaxDynamicSharedMemorySize`), so what runs on an H100 runs here, and no
+/// launch makes every block zero gigabytes.
+pub const MAX_SHARED_BYTES: u64 = 227 << 10;
 const MAX_BLOCK: Dim3 = Dim3::new(1024, 1024, 64);
 const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
 
@@ -307,6 +308,14 @@ pub unsafe fn launch_scheduled(
     options: &LaunchOptions,
 ) -> Result<Result<(), BlockFailure>, RuntimeError> {
     config.validate()?;
+    let shared = static_shared_bytes as u64 + config.dynamic_shared_bytes as u64;
+    if shared > MAX_SHARED_BYTES {
+        return Err(RuntimeError::InvalidConfig(format!(
+            "{static_shared_bytes} bytes of static and {} of dynamic shared memory exceed the \
+             limit of {MAX_SHARED_BYTES} a block",
+            config.dynamic_shared_bytes
+        )));
+    }
     let abort = AtomicBool::new(false);
     // SAFETY (both calls): the caller's guarantees are passed on.
     let run = || unsafe {
