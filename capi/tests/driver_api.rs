@@ -14,3 +14,9 @@ fn a_c_program_runs_a_kernel_through_the_driver_api() {
 fn hostile_calls_return_errors_and_leave_memory_unchanged() {
     common::run_c_client("hostile_driver");
 }
+
+/// CUDA's state rules: cuInit first, a current context, no function of an unloaded module.
+#[test]
+fn calls_out_of_order_get_the_drivers_errors() {
+    common::run_c_client("driver_state");
+}

@@ -28,14 +28,23 @@ fn device(dev: CUdevice) -> Result<(), CUresult> {
 #[unsafe(no_mangle)]
 pub extern "C" fn cuInit(_flags: c_uint) -> CUresult {
     crate::stats::arm();
+    INITIALIZED.store(true, std::sync::atomic::Ordering::Release);
     CUDA_SUCCESS
+}
+
+/// The calling thread's current context, or `CUDA_ERROR_INVALID_CONTEXT`.
+pub(crate) fn current() -> Result<Handle, CUresult> {
+    let h = CURRENT.with(|c| c.get()) as Handle;
+    CONTEXTS
+        .with(h, |_| h)
+        .map_err(|_| CUDA_ERROR_INVALID_CONTEXT)
 }
 
 /// # Safety
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
-    call(|| put(version, 12080))
+    call_any_time(|| put(version, 12080))
 }
 
 /// # Safety
@@ -210,7 +219,7 @@ pub unsafe extern "C" fn cuCtxGetCurrent(ctx: *mut Handle) -> CUresult {
 /// Work is synchronous: nothing is ever pending.
 #[unsafe(no_mangle)]
 pub extern "C" fn cuCtxSynchronize() -> CUresult {
-    CUDA_SUCCESS
+    call_in_context(|| Ok(()))
 }
 
 #[unsafe(no_mangle)]

@@ -2,7 +2,7 @@
 
 use std::ffi::c_char;
 
-use super::{CUresult, call, put};
+use super::{CUresult, call_any_time, put};
 
 pub const CUDA_SUCCESS: CUresult = 0;
 pub const CUDA_ERROR_INVALID_VALUE: CUresult = 1;
@@ -127,7 +127,7 @@ fn lookup(code: CUresult) -> Option<&'static (CUresult, &'static str, &'static s
 /// `p_str` must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuGetErrorString(error: CUresult, p_str: *mut *const c_char) -> CUresult {
-    call(|| {
+    call_any_time(|| {
         let (_, _, s) = lookup(error).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         put(p_str, s.as_ptr() as *const c_char)
     })
@@ -137,7 +137,7 @@ pub unsafe extern "C" fn cuGetErrorString(error: CUresult, p_str: *mut *const c_
 /// `p_str` must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuGetErrorName(error: CUresult, p_str: *mut *const c_char) -> CUresult {
-    call(|| {
+    call_any_time(|| {
         let (_, n, _) = lookup(error).ok_or(CUDA_ERROR_INVALID_VALUE)?;
         put(p_str, n.as_ptr() as *const c_char)
     })

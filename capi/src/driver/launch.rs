@@ -73,9 +73,9 @@ pub unsafe extern "C" fn cuLaunchKernel(
     kernel_params: *const *const c_void,
     extra: *const *mut c_void,
 ) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         let kernel = FUNCTIONS
-            .with(f, |k| k.clone())?
+            .with(f, |(_, k)| k.clone())?
             .with_timeout(launch_timeout());
         let params = kernel.params();
         let mut args = Vec::with_capacity(params.len());

@@ -45,7 +45,7 @@ fn device_range(address: u64, len: usize) -> Result<(), CUresult> {
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         if size == 0 {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
@@ -55,14 +55,14 @@ pub unsafe extern "C" fn cuMemAlloc_v2(dptr: *mut CUdeviceptr, size: usize) -> C
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemFree_v2(dptr: CUdeviceptr) -> CUresult {
-    call(|| if dptr == 0 { Ok(()) } else { free(dptr) })
+    call_in_context(|| if dptr == 0 { Ok(()) } else { free(dptr) })
 }
 
 /// # Safety
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemAllocHost_v2(pp: *mut *mut c_void, size: usize) -> CUresult {
-    call(|| put(pp, allocate(size.max(1))? as *mut c_void))
+    call_in_context(|| put(pp, allocate(size.max(1))? as *mut c_void))
 }
 
 /// # Safety
@@ -73,12 +73,12 @@ pub unsafe extern "C" fn cuMemHostAlloc(
     size: usize,
     _flags: c_uint,
 ) -> CUresult {
-    call(|| put(pp, allocate(size.max(1))? as *mut c_void))
+    call_in_context(|| put(pp, allocate(size.max(1))? as *mut c_void))
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemFreeHost(p: *mut c_void) -> CUresult {
-    call(|| free(p as u64))
+    call_in_context(|| free(p as u64))
 }
 
 /// # Safety
@@ -89,7 +89,7 @@ pub unsafe extern "C" fn cuMemcpyHtoD_v2(
     src: *const c_void,
     n: usize,
 ) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         device_range(dst, n)?;
         // SAFETY: the destination was checked; the caller vouches for the source.
         unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn cuMemcpyHtoD_v2(
 /// `dst` must have `n` writable bytes.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, n: usize) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         device_range(src, n)?;
         // SAFETY: the source was checked; the caller vouches for the destination.
         unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
@@ -111,7 +111,7 @@ pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, n: 
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemcpyDtoD_v2(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         device_range(dst, n)?;
         device_range(src, n)?;
         // SAFETY: both ranges lie in live allocations.
@@ -158,7 +158,7 @@ pub extern "C" fn cuMemcpyDtoDAsync_v2(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemsetD8_v2(dst: CUdeviceptr, value: c_uchar, n: usize) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         device_range(dst, n)?;
         // SAFETY: the range lies in a live allocation.
         unsafe { std::ptr::write_bytes(dst as *mut u8, value, n) };
@@ -168,7 +168,7 @@ pub extern "C" fn cuMemsetD8_v2(dst: CUdeviceptr, value: c_uchar, n: usize) -> C
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuMemsetD32_v2(dst: CUdeviceptr, value: c_uint, n: usize) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         if !dst.is_multiple_of(4) {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }

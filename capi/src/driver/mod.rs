@@ -17,7 +17,7 @@ pub mod stream;
 
 use std::collections::HashMap;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 pub use errors::*;
 
@@ -54,6 +54,14 @@ impl<T> Table<T> {
         guard.as_mut()?.remove(&(h as usize))
     }
 
+    /// Keeps only the objects for which `keep` holds.
+    pub fn retain(&self, mut keep: impl FnMut(&T) -> bool) {
+        let mut guard = self.items.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = guard.as_mut() {
+            m.retain(|_, item| keep(item));
+        }
+    }
+
     /// `f` of the object behind `h`, or `CUDA_ERROR_INVALID_HANDLE`.
     pub fn with<R>(&self, h: Handle, f: impl FnOnce(&mut T) -> R) -> Result<R, CUresult> {
         let mut guard = self.items.lock().unwrap_or_else(|e| e.into_inner());
@@ -70,14 +78,36 @@ impl<T> Default for Table<T> {
     }
 }
 
-/// Runs a driver call: its `Err` is the result code, and a panic (a bug) is
+/// Set by `cuInit`: until then, every call but the few CUDA allows before it returns
+/// `CUDA_ERROR_NOT_INITIALIZED`.
+pub(crate) static INITIALIZED: AtomicBool = AtomicBool::new(false);
+
+/// Runs a driver call that needs nothing first (`cuDriverGetVersion`, the error strings,
+/// `cuGetProcAddress`): its `Err` is the result code, and a panic (a bug) is
 /// `CUDA_ERROR_UNKNOWN` rather than unwinding into C.
-pub fn call(f: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
+pub fn call_any_time(f: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
         Ok(Ok(())) => CUDA_SUCCESS,
         Ok(Err(code)) => code,
         Err(_) => CUDA_ERROR_UNKNOWN,
     }
+}
+
+/// Runs a driver call made after `cuInit` (device queries, context management).
+pub fn call(f: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
+    call_any_time(|| match INITIALIZED.load(Ordering::Acquire) {
+        true => f(),
+        false => Err(CUDA_ERROR_NOT_INITIALIZED),
+    })
+}
+
+/// Runs a driver call that works in the calling thread's current context (memory, modules,
+/// launches, streams, events): `CUDA_ERROR_INVALID_CONTEXT` without one.
+pub fn call_in_context(f: impl FnOnce() -> Result<(), CUresult>) -> CUresult {
+    call(|| {
+        context::current()?;
+        f()
+    })
 }
 
 /// Writes `v` through a caller's out-pointer, or fails with `CUDA_ERROR_INVALID_VALUE`.

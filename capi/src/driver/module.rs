@@ -7,7 +7,8 @@ use ptxjit::{CompileOptions, Kernel, Module};
 use super::*;
 
 pub static MODULES: Table<Module> = Table::new();
-pub static FUNCTIONS: Table<Kernel> = Table::new();
+/// Functions, with the handle of the module they came from (unloading it invalidates them).
+pub static FUNCTIONS: Table<(usize, Kernel)> = Table::new();
 
 /// `CUjit_option` values this library answers.
 const CU_JIT_INFO_LOG_BUFFER: c_int = 3;
@@ -58,7 +59,7 @@ fn load(image: *const c_void) -> Result<Module, (CUresult, String)> {
 /// `module` must be writable; `image` a NUL-terminated PTX text (or a binary image).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuModuleLoadData(module: *mut Handle, image: *const c_void) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         let m = load(image).map_err(|(code, _)| code)?;
         put(module, MODULES.insert(m))
     })
@@ -91,7 +92,7 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
     options: *const c_int,
     values: *const *mut c_void,
 ) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         let mut error_log = (std::ptr::null_mut(), 0usize);
         let mut info_log = (std::ptr::null_mut(), 0usize);
         for i in 0..num_options as usize {
@@ -124,11 +125,10 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuModuleUnload(module: Handle) -> CUresult {
-    call(|| {
-        MODULES
-            .remove(module)
-            .map(|_| ())
-            .ok_or(CUDA_ERROR_INVALID_HANDLE)
+    call_in_context(|| {
+        MODULES.remove(module).ok_or(CUDA_ERROR_INVALID_HANDLE)?;
+        FUNCTIONS.retain(|(m, _)| *m != module as usize);
+        Ok(())
     })
 }
 
@@ -150,12 +150,12 @@ pub unsafe extern "C" fn cuModuleGetFunction(
     module: Handle,
     name: *const c_char,
 ) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         let name = name_of(name)?;
         let kernel = MODULES
             .with(module, |m| m.kernel(name))?
             .map_err(|_| CUDA_ERROR_NOT_FOUND)?;
-        put(func, FUNCTIONS.insert(kernel))
+        put(func, FUNCTIONS.insert((module as usize, kernel)))
     })
 }
 
@@ -168,7 +168,7 @@ pub unsafe extern "C" fn cuModuleGetGlobal_v2(
     module: Handle,
     name: *const c_char,
 ) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         let name = name_of(name)?;
         let (address, size) = MODULES
             .with(module, |m| m.global(name))?
@@ -186,5 +186,5 @@ pub unsafe extern "C" fn cuModuleGetGlobal_v2(
 /// Attributes are accepted (the limits they raise do not exist here).
 #[unsafe(no_mangle)]
 pub extern "C" fn cuFuncSetAttribute(func: Handle, _attrib: c_int, _value: c_int) -> CUresult {
-    call(|| FUNCTIONS.with(func, |_| ()))
+    call_in_context(|| FUNCTIONS.with(func, |_| ()))
 }

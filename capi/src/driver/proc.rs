@@ -9,7 +9,7 @@ use super::launch::*;
 use super::memory::*;
 use super::module::*;
 use super::stream::*;
-use super::{CUresult, call, put};
+use super::{CUresult, call_any_time, put};
 
 macro_rules! symbols {
     ($($f:ident),* $(,)?) => {
@@ -93,7 +93,7 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     _flags: u64,
     status: *mut c_int,
 ) -> CUresult {
-    call(|| {
+    call_any_time(|| {
         if symbol.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }

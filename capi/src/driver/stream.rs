@@ -13,7 +13,7 @@ static EVENTS: Table<Option<Instant>> = Table::new();
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuStreamCreate(stream: *mut Handle, _flags: c_uint) -> CUresult {
-    call(|| put(stream, STREAMS.insert(())))
+    call_in_context(|| put(stream, STREAMS.insert(())))
 }
 
 /// The default stream (null) or a created one.
@@ -27,17 +27,17 @@ fn stream(h: Handle) -> Result<(), CUresult> {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuStreamSynchronize(h: Handle) -> CUresult {
-    call(|| stream(h))
+    call_in_context(|| stream(h))
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuStreamDestroy_v2(h: Handle) -> CUresult {
-    call(|| STREAMS.remove(h).ok_or(CUDA_ERROR_INVALID_HANDLE))
+    call_in_context(|| STREAMS.remove(h).ok_or(CUDA_ERROR_INVALID_HANDLE))
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuStreamWaitEvent(h: Handle, event: Handle, _flags: c_uint) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         stream(h)?;
         EVENTS.with(event, |_| ())
     })
@@ -47,12 +47,12 @@ pub extern "C" fn cuStreamWaitEvent(h: Handle, event: Handle, _flags: c_uint) ->
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuEventCreate(event: *mut Handle, _flags: c_uint) -> CUresult {
-    call(|| put(event, EVENTS.insert(None)))
+    call_in_context(|| put(event, EVENTS.insert(None)))
 }
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuEventRecord(event: Handle, h: Handle) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         stream(h)?;
         EVENTS.with(event, |t| *t = Some(Instant::now()))
     })
@@ -60,7 +60,7 @@ pub extern "C" fn cuEventRecord(event: Handle, h: Handle) -> CUresult {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuEventSynchronize(event: Handle) -> CUresult {
-    call(|| EVENTS.with(event, |_| ()))
+    call_in_context(|| EVENTS.with(event, |_| ()))
 }
 
 /// # Safety
@@ -71,7 +71,7 @@ pub unsafe extern "C" fn cuEventElapsedTime(
     start: Handle,
     end: Handle,
 ) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         let (a, b) = (EVENTS.with(start, |t| *t)?, EVENTS.with(end, |t| *t)?);
         match (a, b) {
             (Some(a), Some(b)) => {
@@ -89,7 +89,7 @@ pub unsafe extern "C" fn cuEventElapsedTime(
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuEventDestroy_v2(event: Handle) -> CUresult {
-    call(|| {
+    call_in_context(|| {
         EVENTS
             .remove(event)
             .map(|_| ())
