@@ -10,7 +10,7 @@ use cranelift_codegen::Context;
 use cranelift_codegen::ir::{AbiParam, Signature, types};
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
-use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
 use cranelift_module::{FuncId as ClifFuncId, Linkage, Module as _, default_libcall_names};
 use ptxjit_runtime::{BlockFn, DeviceBuffer};
 
@@ -70,6 +70,10 @@ impl Default for CompileOptions {
         }
     }
 }
+
+/// Address space reserved for one compiled module's code and data (pages are committed only
+/// as they are used): far more than the largest kernels need.
+const JIT_RESERVE_BYTES: usize = 256 << 20;
 
 /// Time spent in each compile stage.
 #[derive(Clone, Copy, Debug, Default)]
@@ -438,6 +442,12 @@ fn build(
         .map_err(|e| codegen_err("<module>", e.to_string()))?;
     let call_conv = isa.default_call_conv();
     let mut jb = JITBuilder::with_isa(isa, default_libcall_names());
+    // One reserved range per module for all its code and data: calls between its functions
+    // and references to its constants are 32-bit PC-relative, and separately allocated
+    // pieces could land gigabytes apart (across the device arena's reservation, say).
+    let memory = ArenaMemoryProvider::new_with_size(JIT_RESERVE_BYTES)
+        .map_err(|e| codegen_err("<module>", format!("reserving code memory: {e}")))?;
+    jb.memory_provider(Box::new(memory));
     let mut helper_list = helpers();
     if opts.native_helpers && crate::native::available() {
         let ty = |s: crate::native::Slot| match s {
