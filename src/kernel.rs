@@ -307,19 +307,20 @@ impl Kernel {
         args: &[Arg],
         schedule: ptxjit_runtime::Schedule,
     ) -> Result<()> {
-        let start = std::time::Instant::now();
-        let result = self.run(config, args, schedule);
-        crate::stats::launched(start);
+        let started = std::time::Instant::now();
+        let result = self.run(config, args, schedule, started);
+        crate::stats::launched(started);
         result
     }
 
+    /// The launch, which began at `started` (its timeout counts from then).
     fn run(
         &self,
         config: &LaunchConfig,
         args: &[Arg],
         schedule: ptxjit_runtime::Schedule,
+        started: std::time::Instant,
     ) -> Result<()> {
-        let started = std::time::Instant::now();
         let f = self.decl();
         if args.len() != f.params.len() {
             return Err(self.launch_error(format!(

@@ -58,26 +58,40 @@ pub const MAX_THREADS_PER_BLOCK: u64 = 1024;
 /// `cudaFuncAttributeMaxDynamicSharedMemorySize`), so what runs on an H100 runs here, and no
 /// launch makes every block zero gigabytes.
 pub const MAX_SHARED_BYTES: u64 = 227 << 10;
-const MAX_BLOCK: Dim3 = Dim3::new(1024, 1024, 64);
+pub const MAX_BLOCK: Dim3 = Dim3::new(1024, 1024, 64);
 const MAX_GRID: Dim3 = Dim3::new(i32::MAX as u32, 65535, 65535);
+
+/// Whether a block of `b` threads can exist: 1 to [`MAX_THREADS_PER_BLOCK`] threads, each
+/// dimension within [`MAX_BLOCK`].
+pub fn block_fits(b: Dim3) -> bool {
+    (1..=MAX_THREADS_PER_BLOCK).contains(&b.count())
+        && b.x <= MAX_BLOCK.x
+        && b.y <= MAX_BLOCK.y
+        && b.z <= MAX_BLOCK.z
+}
+
+/// What [`block_fits`] requires, for messages.
+pub fn block_limits() -> String {
+    let m = MAX_BLOCK;
+    format!(
+        "a block has 1 to {MAX_THREADS_PER_BLOCK} threads, at most ({}, {}, {})",
+        m.x, m.y, m.z
+    )
+}
 
 impl LaunchConfig {
     pub fn validate(&self) -> Result<(), RuntimeError> {
         let bad = |msg: String| Err(RuntimeError::InvalidConfig(msg));
         let (g, b) = (self.grid, self.block);
-        if g.count() == 0 || b.count() == 0 {
-            return bad(format!(
-                "grid {g:?} and block {b:?} must have no zero dimension"
-            ));
+        if g.count() == 0 {
+            return bad(format!("grid {g:?} must have no zero dimension"));
         }
-        if b.count() > MAX_THREADS_PER_BLOCK {
+        if !block_fits(b) {
             return bad(format!(
-                "{} threads per block exceeds the limit of {MAX_THREADS_PER_BLOCK}",
-                b.count()
+                "{} threads per block in {b:?}: {}",
+                b.count(),
+                block_limits()
             ));
-        }
-        if b.x > MAX_BLOCK.x || b.y > MAX_BLOCK.y || b.z > MAX_BLOCK.z {
-            return bad(format!("block {b:?} exceeds the limit {MAX_BLOCK:?}"));
         }
         if self.dynamic_shared_bytes as u64 > MAX_SHARED_BYTES {
             return bad(format!(

@@ -8,6 +8,7 @@ use super::checked::*;
 use super::scopes::{MAX_REGISTERS, Name, Scopes};
 use crate::error::{Diagnostic, Source, Span};
 use crate::types::PtxType;
+use ptxjit_runtime::{Dim3, block_fits, block_limits};
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -185,12 +186,6 @@ fn layout(params: &[ast::ParamDecl]) -> (Vec<Param>, u32) {
     (out, offset)
 }
 
-/// Whether a block of `d` threads can exist (compute capability 8.x/9.x limits).
-fn block_shape_is_possible(d: [u32; 3]) -> bool {
-    let threads = d.iter().map(|&n| n as u64).product::<u64>();
-    (1..=1024).contains(&threads) && d[0] <= 1024 && d[1] <= 1024 && d[2] <= 64
-}
-
 impl<'a> FunctionChecker<'a> {
     fn err(&self, span: Span, msg: impl Into<String>) -> Diagnostic {
         Diagnostic::new(self.source, span, msg)
@@ -214,10 +209,8 @@ impl<'a> FunctionChecker<'a> {
             }
         }
         for (directive, dims) in [(".reqntid", f.reqntid), (".maxntid", f.maxntid)] {
-            if let Some(d) = dims.filter(|&d| !block_shape_is_possible(d)) {
-                let msg = format!(
-                    "{directive} {d:?}: a block has 1 to 1024 threads, at most (1024, 1024, 64)"
-                );
+            if let Some(d) = dims.filter(|&[x, y, z]| !block_fits(Dim3::new(x, y, z))) {
+                let msg = format!("{directive} {d:?}: {}", block_limits());
                 self.diags.push(self.err(f.span, msg));
             }
         }
