@@ -224,3 +224,24 @@ fn a_timeout_bounds_a_grid_of_billions_of_blocks() {
         assert!(start.elapsed() < Duration::from_secs(20), "{grid:?}");
     }
 }
+
+/// A one-block grid runs on its caller's thread when that stack has room, else on the
+/// workers: endless recursion is the same error either way, never a crash.
+#[test]
+fn endless_recursion_in_one_block_is_an_error_on_any_callers_stack() {
+    let rec = ".version 8.0\n.target sm_90\n.address_size 64\n\
+        .func f() { call f, (); ret; }\n.visible .entry k() { call f, (); ret; }\n";
+    for stack in [256 << 10, 1 << 20, 8 << 20] {
+        let ptx = rec.to_string();
+        let err = std::thread::Builder::new()
+            .stack_size(stack)
+            .spawn(move || {
+                let kernel = module_with(&ptx, LaneGroups::Off).kernel("k").unwrap();
+                kernel.launch(1, 32, &[]).unwrap_err().to_string()
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(err.contains("calls nested too deeply"), "{stack}: {err}");
+    }
+}

@@ -134,6 +134,10 @@ pub struct BlockContext {
     pub stack_limit: u64,
 }
 
+/// Stack the executor's own frames may take above a block function's allowance when a block
+/// runs on its caller's thread.
+const EXECUTOR_STACK_BYTES: u64 = 256 << 10;
+
 /// Stack a block function may use below the runtime's frame (workers have twice this:
 /// [`workers::STACK_BYTES`](crate::workers::STACK_BYTES)).
 pub const KERNEL_STACK_BYTES: u64 = 1 << 20;
@@ -472,6 +476,11 @@ unsafe fn run_grid(
     };
     let words = shared_bytes.div_ceil(8);
     let scratch = || (vec![0u64; words], vec![0u64; frame_words]);
+    // One block cannot run in parallel: on the caller's thread if its stack has the room the
+    // kernel may use, plus the executor's own frames.
+    if blocks == 1 && workers::room_here(KERNEL_STACK_BYTES + EXECUTOR_STACK_BYTES) {
+        return run_block(&mut scratch(), 0);
+    }
     let result = workers::run(|| match schedule {
         Schedule::WorkStealing => (0..blocks)
             .into_par_iter()
