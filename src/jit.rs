@@ -484,7 +484,7 @@ fn build(
             .map_err(|e| codegen_err(&f.name, e.to_string()))?;
         ids.insert(fi, id);
     }
-    let mut helper_ids = Vec::new();
+    let mut helper_ids = HashMap::new();
     for (name, _, params, returns) in &helper_list {
         let mut sig = Signature::new(call_conv);
         sig.params.extend(params.iter().map(|t| AbiParam::new(*t)));
@@ -493,7 +493,7 @@ fn build(
         let id = jit
             .declare_function(name, Linkage::Import, &sig)
             .map_err(|e| codegen_err(name, e.to_string()))?;
-        helper_ids.push((*name, id));
+        helper_ids.insert(*name, id);
     }
 
     // Definitions.
@@ -505,26 +505,17 @@ fn build(
         let Some(&id) = ids.get(&fi) else { continue };
         jit.clear_context(&mut ctx);
         ctx.func.signature = lower::signature(f, call_conv);
-        let mut callees = Callees {
-            functions: HashMap::new(),
-            helpers: HashMap::new(),
-        };
-        for (&other, &oid) in &ids {
-            callees
-                .functions
-                .insert(other, jit.declare_func_in_func(oid, &mut ctx.func));
-        }
-        for (name, hid) in &helper_ids {
-            callees
-                .helpers
-                .insert(*name, jit.declare_func_in_func(*hid, &mut ctx.func));
-        }
         let lower_start = Instant::now();
         {
             let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
             let options = lower::Options {
                 lane_groups,
                 confine: opts.confine,
+            };
+            let callees = Callees {
+                declarations: jit.declarations(),
+                functions: &ids,
+                helpers: &helper_ids,
             };
             Translator::translate(&mut builder, module, fi, env, &callees, options)?;
             builder.finalize(jit.isa().frontend_config());

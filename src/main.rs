@@ -352,13 +352,21 @@ fn bench(quick: bool, only: Vec<String>) -> Result<(), String> {
     Ok(())
 }
 
+/// How many kernel names `check` prints: a module may have thousands.
+const LISTED_KERNELS: usize = 20;
+
 fn check(file: &str) -> Result<(), String> {
     let module = load(file, &CompileOptions::default())?;
     let names = module.kernel_names();
     match names.len() {
         0 => println!("{file}: ok, but it defines no kernel (no .entry)"),
         1 => println!("{file}: ok (1 kernel: {})", names[0]),
-        n => println!("{file}: ok ({n} kernels: {})", names.join(", ")),
+        n if n <= LISTED_KERNELS => println!("{file}: ok ({n} kernels: {})", names.join(", ")),
+        n => println!(
+            "{file}: ok ({n} kernels: {}, and {} more)",
+            names[..LISTED_KERNELS].join(", "),
+            n - LISTED_KERNELS
+        ),
     }
     Ok(())
 }

@@ -55,7 +55,7 @@ impl Translator<'_, '_> {
             let addr = self.param_slot(arg, decl, true)?;
             args.push(addr);
         }
-        let f = self.callees.functions[&func];
+        let f = self.function_ref(func);
         let call = self.b.ins().call(f, &args);
         let status = self.b.inst_results(call)[0];
         for (arg, addr, ty) in copy_back {

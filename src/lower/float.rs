@@ -65,7 +65,7 @@ impl Translator<'_, '_> {
                     (FloatOp::Tanh, PtxType::F32) => "ptxjit_tanhf",
                     _ => return Err(self.err(format!("{op:?} is only defined on .f32"))),
                 };
-                let f = self.callees.helpers[name];
+                let f = self.helper_ref(name);
                 let call = self.b.ins().call(f, &[x[0]]);
                 self.b.inst_results(call)[0]
             }

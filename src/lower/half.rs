@@ -68,9 +68,9 @@ impl Translator<'_, '_> {
         // f16x2 arithmetic: one call to the precompiled helper when the host has one. (For
         // scalar f16 the bench measures the call slower than the inline code.)
         if ty == PtxType::F16x2
-            && let (Some(code), Some(&helper)) = (
+            && let (Some(code), Some(helper)) = (
                 crate::native::code(op, mods, ty),
-                self.callees.helpers.get(crate::native::SYMBOL),
+                self.native_helper_ref(crate::native::SYMBOL),
             )
         {
             let mut args = Vec::new();
@@ -210,7 +210,7 @@ impl Translator<'_, '_> {
             .iter()
             .map(|&h| self.b.ins().uextend(types::I32, h))
             .collect();
-        let f = self.callees.helpers[helper];
+        let f = self.helper_ref(helper);
         let call = self.b.ins().call(f, &args);
         let exact = self.b.inst_results(call)[0];
         let slow_result = self.b.ins().ireduce(types::I16, exact);
@@ -304,7 +304,7 @@ impl Translator<'_, '_> {
             h
         };
         let x = softfloat::half_to_f64(self.b, fmt, h);
-        let f = self.callees.helpers[helper];
+        let f = self.helper_ref(helper);
         let call = self.b.ins().call(f, &[x]);
         let y = self.b.inst_results(call)[0];
         let r = softfloat::f64_to_half(self.b, fmt, y, Rounding::Rn);

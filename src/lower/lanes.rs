@@ -450,9 +450,9 @@ impl Translator<'_, '_> {
         if !ty.is_half() {
             return Ok(false);
         }
-        let (Some(code), Some(&helper)) = (
+        let (Some(code), Some(helper)) = (
             crate::native::code(op, mods, ty),
-            self.callees.helpers.get(crate::native::SYMBOL_X8),
+            self.native_helper_ref(crate::native::SYMBOL_X8),
         ) else {
             return Ok(false);
         };

@@ -47,6 +47,7 @@ use cranelift_codegen::ir::{
     self, Block, FuncRef, InstBuilder, MemFlagsData, StackSlot, Value, types,
 };
 use cranelift_frontend::{FunctionBuilder, Variable};
+use cranelift_module::{FuncId as ClifFuncId, ModuleDeclarations};
 use ptxjit_runtime::{BlockContext, Status};
 
 use crate::error::{Diagnostic, Span};
@@ -74,10 +75,13 @@ pub struct Options {
     pub confine: bool,
 }
 
-/// Imported functions a body may call.
-pub struct Callees {
-    pub functions: HashMap<FuncId, FuncRef>,
-    pub helpers: HashMap<&'static str, FuncRef>,
+/// The functions a body may call: the module's own and the runtime's helpers, declared once
+/// per JIT module. A body imports one on first use (`Translator::callee`): importing every
+/// function into every body made compiling n functions cost n².
+pub struct Callees<'a> {
+    pub declarations: &'a ModuleDeclarations,
+    pub functions: &'a HashMap<FuncId, ClifFuncId>,
+    pub helpers: &'a HashMap<&'static str, ClifFuncId>,
 }
 
 /// Byte offsets of `BlockContext` fields: the runtime's side of the contract.
@@ -124,7 +128,9 @@ pub struct Translator<'a, 'b> {
     pub func: &'a checked::Function,
     pub func_id: FuncId,
     env: &'a Env,
-    callees: &'a Callees,
+    callees: &'a Callees<'a>,
+    /// The callees this body has imported so far.
+    imported: HashMap<ClifFuncId, FuncRef>,
     regs: Vec<Variable>,
     tid: [Variable; 3],
     ctx: Value,
@@ -191,7 +197,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         module: &'a checked::Module,
         func_id: FuncId,
         env: &'a Env,
-        callees: &'a Callees,
+        callees: &'a Callees<'a>,
         options: Options,
     ) -> LResult {
         let func = &module.functions[func_id];
@@ -348,6 +354,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             func_id,
             env,
             callees,
+            imported: HashMap::new(),
             regs,
             tid,
             ctx,
@@ -425,6 +432,47 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// Whether this is a kernel (`.entry`), not a called function.
     pub fn is_entry(&self) -> bool {
         self.thread_end.is_some()
+    }
+
+    /// The reference through which this body calls module function `function`.
+    fn function_ref(&mut self, function: FuncId) -> FuncRef {
+        self.import(self.callees.functions[&function])
+    }
+
+    /// The reference through which this body calls runtime helper `name` (`jit::helpers`
+    /// declares every one of them).
+    fn helper_ref(&mut self, name: &str) -> FuncRef {
+        self.native_helper_ref(name)
+            .unwrap_or_else(|| panic!("helper {name} is always declared"))
+    }
+
+    /// Like `helper_ref`, for the precompiled SIMD helpers, which only some hosts have.
+    fn native_helper_ref(&mut self, name: &str) -> Option<FuncRef> {
+        let id = *self.callees.helpers.get(name)?;
+        Some(self.import(id))
+    }
+
+    fn import(&mut self, id: ClifFuncId) -> FuncRef {
+        if let Some(&f) = self.imported.get(&id) {
+            return f;
+        }
+        let decl = self.callees.declarations.get_function_decl(id);
+        let signature = self.b.import_signature(decl.signature.clone());
+        let name = self
+            .b
+            .func
+            .declare_imported_user_function(ir::UserExternalName {
+                namespace: 0,
+                index: id.as_u32(),
+            });
+        let f = self.b.import_function(ir::ExtFuncData {
+            name: ir::ExternalName::user(name),
+            signature,
+            colocated: decl.linkage.is_final(),
+            patchable: false,
+        });
+        self.imported.insert(id, f);
+        f
     }
 
     pub fn err(&self, msg: impl Into<String>) -> Diagnostic {

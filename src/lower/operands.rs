@@ -195,7 +195,7 @@ impl Translator<'_, '_> {
             Special::SmId | Special::GridId => self.b.ins().iconst(types::I32, 0),
             Special::NSmId => self.b.ins().iconst(types::I32, 1),
             Special::Clock | Special::Clock64 | Special::GlobalTimer => {
-                let f = self.callees.helpers["ptxjit_clock_ns"];
+                let f = self.helper_ref("ptxjit_clock_ns");
                 let call = self.b.ins().call(f, &[]);
                 let ns = self.b.inst_results(call)[0];
                 if s == Special::Clock {
