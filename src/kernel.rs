@@ -392,7 +392,8 @@ impl Kernel {
             )
         }
         .map_err(|e| self.launch_error(e.to_string()))?;
-        outcome.map_err(|failure| self.failure(failure))
+        let shared_bytes = static_shared as u64 + config.dynamic_shared_bytes as u64;
+        outcome.map_err(|failure| self.failure(failure, shared_bytes))
     }
 
     /// The code to run: the lane-group form once the kernel is hot (`LaneGroups::WhenHot`),
@@ -423,7 +424,8 @@ impl Kernel {
             .unwrap_or(self.func)
     }
 
-    fn failure(&self, failure: BlockFailure) -> Error {
+    /// The error of a failed block of a launch whose blocks had `shared_bytes` of shared memory.
+    fn failure(&self, failure: BlockFailure, shared_bytes: u64) -> Error {
         let m = &self.module.checked;
         let status = failure.status;
         let what = match status.kind() {
@@ -446,19 +448,27 @@ impl Kernel {
             ),
             kind @ (StatusKind::IllegalAddress | StatusKind::Misaligned) => {
                 let what = if kind == StatusKind::IllegalAddress {
-                    "illegal address"
+                    "illegal"
                 } else {
-                    "misaligned address"
+                    "misaligned"
                 };
                 match failure.fault {
-                    Some(f) => format!(
-                        "{what} {:#x} ({}-byte {}, thread {})",
-                        f.address,
-                        f.width,
-                        if f.is_store { "store" } else { "load" },
-                        f.thread
-                    ),
-                    None => what.to_string(),
+                    Some(f) => {
+                        let access = if f.is_store { "store" } else { "load" };
+                        let (space, window) = if f.shared {
+                            (
+                                " shared",
+                                format!("; the block has {shared_bytes} bytes of shared memory"),
+                            )
+                        } else {
+                            ("", String::new())
+                        };
+                        format!(
+                            "{what}{space} address {:#x} ({}-byte {access}, thread {}{window})",
+                            f.address, f.width, f.thread
+                        )
+                    }
+                    None => format!("{what} address"),
                 }
             }
             StatusKind::Other(crate::sync::status::DEADLOCK) => {

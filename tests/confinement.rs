@@ -135,9 +135,43 @@ fn shared_memory_accesses_stay_inside_the_blocks_shared_memory() {
     );
     assert_all(&launch_errors(&ptx, 32, &[Arg::u32(60)]), &[""]);
     let errors = launch_errors(&ptx, 32, &[Arg::u32(64)]);
-    assert_all(&errors, &["illegal address", "4-byte store"]);
+    assert_all(
+        &errors,
+        &["illegal shared address 0x40 (4-byte store, thread 0; \
+             the block has 64 bytes of shared memory)"],
+    );
     let errors = launch_errors(&ptx, 32, &[Arg::u32(1 << 20)]);
-    assert_all(&errors, &["illegal address"]);
+    assert_all(&errors, &["illegal shared address 0x100000"]);
+}
+
+#[test]
+fn a_shared_fault_names_the_offset_the_kernel_computed_not_a_host_address() {
+    // No shared memory at all: any offset is outside, and outside wins over misaligned.
+    let ptx = kernel_ptx(
+        ".param .u32 at",
+        "ld.param.u32 %r1, [at];\nld.shared.u32 %r2, [%r1];",
+    );
+    for (at, wanted) in [(0, "0x0"), (6, "0x6"), (64, "0x40")] {
+        let errors = launch_errors(&ptx, 32, &[Arg::u32(at)]);
+        assert_all(
+            &errors,
+            &[
+                &format!("illegal shared address {wanted} (4-byte load, thread 0; "),
+                "the block has 0 bytes of shared memory",
+            ],
+        );
+    }
+}
+
+#[test]
+fn an_access_both_outside_and_misaligned_is_an_illegal_address() {
+    let buf = DeviceBuffer::zeroed(64).unwrap();
+    let ptx = kernel_ptx(
+        ".param .u64 p",
+        "ld.param.u64 %rd1, [p];\nadd.s64 %rd1, %rd1, 66;\nld.global.u32 %r1, [%rd1];",
+    );
+    let address = format!("illegal address {:#x}", buf.address() + 66);
+    assert_all(&launch_errors(&ptx, 32, &[Arg::buffer(&buf)]), &[&address]);
 }
 
 #[test]
@@ -156,7 +190,13 @@ fn dynamic_shared_memory_is_checked_against_its_launch_size() {
     };
     k.launch_with(&config, &[Arg::u32(252)]).unwrap();
     let err = k.launch_with(&config, &[Arg::u32(256)]).unwrap_err();
-    assert!(err.to_string().contains("illegal address"), "{err}");
+    assert!(
+        err.to_string().contains(
+            "illegal shared address 0x100 (4-byte store, thread 0; \
+             the block has 256 bytes of shared memory)"
+        ),
+        "{err}"
+    );
 }
 
 #[test]

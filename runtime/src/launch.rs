@@ -149,14 +149,16 @@ pub struct Fault {
     /// Bytes accessed.
     pub width: u32,
     pub is_store: bool,
+    /// `address` is an offset in the block's shared memory.
+    pub shared: bool,
     /// The thread's rank in its block.
     pub thread: u32,
 }
 
 impl Fault {
-    /// `width | is_store << 8 | thread << 32`.
-    pub fn detail(width: u32, is_store: bool, thread: u32) -> u64 {
-        width as u64 & 0xFF | (is_store as u64) << 8 | (thread as u64) << 32
+    /// `width | is_store << 8 | shared << 9 | thread << 32`.
+    pub fn detail(width: u32, is_store: bool, shared: bool, thread: u32) -> u64 {
+        width as u64 & 0xFF | (is_store as u64) << 8 | (shared as u64) << 9 | (thread as u64) << 32
     }
 
     fn decode(address: u64, detail: u64) -> Fault {
@@ -164,6 +166,7 @@ impl Fault {
             address,
             width: (detail & 0xFF) as u32,
             is_store: detail >> 8 & 1 == 1,
+            shared: detail >> 9 & 1 == 1,
             thread: (detail >> 32) as u32,
         }
     }

@@ -44,7 +44,14 @@ impl Translator<'_, '_> {
             // A named variable: in bounds or not, known now.
             if *offset < 0 || *offset as u64 + width as u64 > size {
                 let always = self.b.ins().iconst(types::I8, 1);
-                self.fault_if(always, addr, width, is_store, Status::ILLEGAL_ADDRESS);
+                self.fault_if(
+                    always,
+                    addr,
+                    space,
+                    width,
+                    is_store,
+                    Status::ILLEGAL_ADDRESS,
+                );
             }
             return Ok(addr);
         }
@@ -78,7 +85,7 @@ impl Translator<'_, '_> {
         let aligned = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
         let ok = self.b.ins().band(inside, aligned);
         let bad = self.b.ins().bxor_imm_u(ok, 1);
-        self.fault_with(bad, addr, width, is_store, Why::AlignedOrNot(aligned));
+        self.fault_with(bad, addr, space, width, is_store, Why::InsideOrNot(inside));
         Ok(addr)
     }
 
@@ -97,11 +104,25 @@ impl Translator<'_, '_> {
         let low = self.b.ins().band_imm_u(addr, 15);
         let misaligned = self.b.ins().icmp_imm_u(IntCC::NotEqual, low, 0);
         let misaligned = self.b.ins().band(used, misaligned);
-        self.fault_if(misaligned, addr, 16, false, Status::MISALIGNED);
+        self.fault_if(
+            misaligned,
+            addr,
+            StateSpace::Shared,
+            16,
+            false,
+            Status::MISALIGNED,
+        );
         let inside = self.in_shared_memory(addr, 16);
         let outside = self.b.ins().bxor_imm_u(inside, 1);
         let bad = self.b.ins().band(used, outside);
-        self.fault_if(bad, addr, 16, false, Status::ILLEGAL_ADDRESS);
+        self.fault_if(
+            bad,
+            addr,
+            StateSpace::Shared,
+            16,
+            false,
+            Status::ILLEGAL_ADDRESS,
+        );
     }
 
     /// Bytes a variable occupies, if known before the launch (not for `.extern .shared`
@@ -210,12 +231,30 @@ impl Translator<'_, '_> {
 
     /// If `cond` (nonzero): record the access in the block context and end the launch with
     /// status `kind`.
-    fn fault_if(&mut self, cond: Value, addr: Value, width: u32, is_store: bool, kind: u32) {
-        self.fault_with(cond, addr, width, is_store, Why::Always(kind));
+    fn fault_if(
+        &mut self,
+        cond: Value,
+        addr: Value,
+        space: StateSpace,
+        width: u32,
+        is_store: bool,
+        kind: u32,
+    ) {
+        self.fault_with(cond, addr, space, width, is_store, Why::Always(kind));
     }
 
-    /// If `cond`: record the access and end the launch with the status `why` gives.
-    fn fault_with(&mut self, cond: Value, addr: Value, width: u32, is_store: bool, why: Why) {
+    /// If `cond`: record the access and end the launch with the status `why` gives. A shared
+    /// access records its offset in the block's shared memory (the address the kernel
+    /// computed), not where the worker happens to keep that memory.
+    fn fault_with(
+        &mut self,
+        cond: Value,
+        addr: Value,
+        space: StateSpace,
+        width: u32,
+        is_store: bool,
+        why: Why,
+    ) {
         let fault = self.b.create_block();
         let go_on = self.b.create_block();
         self.b.set_cold_block(fault);
@@ -224,25 +263,31 @@ impl Translator<'_, '_> {
         self.b.seal_block(go_on);
         self.b.switch_to_block(fault);
         let flags = MemFlagsData::trusted();
+        let shared = space == StateSpace::Shared;
+        let recorded = if shared {
+            self.b.ins().isub(addr, self.shared_base)
+        } else {
+            addr
+        };
         self.b
             .ins()
-            .store(flags, addr, self.ctx, ctx::FAULT_ADDRESS);
+            .store(flags, recorded, self.ctx, ctx::FAULT_ADDRESS);
         let thread = self.linear_tid();
         let thread = self.b.ins().uextend(types::I64, thread);
         let thread = self.b.ins().ishl_imm_u(thread, 32);
         let detail = self
             .b
             .ins()
-            .bor_imm_u(thread, Fault::detail(width, is_store, 0) as i64);
+            .bor_imm_u(thread, Fault::detail(width, is_store, shared, 0) as i64);
         self.b
             .ins()
             .store(flags, detail, self.ctx, ctx::FAULT_DETAIL);
         let status = match why {
             Why::Always(kind) => self.status_word(kind),
-            Why::AlignedOrNot(aligned) => {
+            Why::InsideOrNot(inside) => {
                 let illegal = self.status_word(Status::ILLEGAL_ADDRESS);
                 let misaligned = self.status_word(Status::MISALIGNED);
-                self.b.ins().select(aligned, illegal, misaligned)
+                self.b.ins().select(inside, misaligned, illegal)
             }
         };
         self.b.ins().return_(&[status]);
@@ -253,6 +298,7 @@ impl Translator<'_, '_> {
 /// Which status a failed check ends the launch with.
 enum Why {
     Always(u32),
-    /// An illegal address if the access was aligned (this value nonzero), else misaligned.
-    AlignedOrNot(Value),
+    /// A misaligned address if the access was inside its memory (this value nonzero), else
+    /// an illegal one (outside and misaligned is reported as outside).
+    InsideOrNot(Value),
 }
