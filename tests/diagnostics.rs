@@ -348,6 +348,52 @@ fn a_barrier_id_past_15_is_an_error() {
 }
 
 #[test]
+fn a_mov_operand_holds_exactly_the_bits_moved() {
+    let body = |mov: &str| {
+        format!(
+            "{HEAD}.visible .entry k()\n{{\n.reg .b32 %r<3>;\n.reg .b64 %rd<3>;\n\
+             .reg .pred %p;\n{mov}\nret;\n}}\n"
+        )
+    };
+    for (mov, wanted) in [
+        (
+            "mov.b64 %r1, %rd1;",
+            "k.ptx:9:9: error: '%r1' is a .b32 register, but 'mov.b64' moves 64 bits",
+        ),
+        (
+            "mov.b32 %rd1, %r1;",
+            "k.ptx:9:9: error: '%rd1' is a .b64 register, but 'mov.b32' moves 32 bits",
+        ),
+        (
+            "mov.u32 %r1, %rd1;",
+            "k.ptx:9:14: error: '%rd1' is a .b64 register, but 'mov.u32' moves 32 bits",
+        ),
+        (
+            "mov.b64 {%r1, %rd2}, %rd1;",
+            "k.ptx:9:15: error: '%rd2' is a .b64 register, but 'mov.b64' moves 2 parts of 32 bits",
+        ),
+        (
+            "mov.pred %p, %r1;",
+            "k.ptx:9:14: error: '%r1' is a .b32 register, but 'mov.pred' moves 8 bits",
+        ),
+    ] {
+        let msg = compile_err(&body(mov));
+        assert!(msg.starts_with(wanted), "{mov}: {msg}");
+    }
+    for mov in [
+        "mov.b64 {%r1, %r2}, %rd1;",
+        "mov.b64 %rd2, {%r2, %r1};",
+        "mov.b64 {_, %r1}, %rd1;",
+        "mov.f32 %r1, 0f3F800000;",
+        "mov.u32 %r1, %tid.x;",
+        "mov.pred %p, 1;",
+    ] {
+        Module::from_ptx_named("k.ptx", &body(mov), &CompileOptions::default())
+            .unwrap_or_else(|e| panic!("{mov}: {e}"));
+    }
+}
+
+#[test]
 fn a_parameter_declared_twice_is_an_error() {
     let msg = compile_err(&format!(
         "{HEAD}.visible .entry k(.param .u32 a, .param .u64 a)\n{{\nret;\n}}\n"

@@ -414,6 +414,11 @@ impl<'a> FunctionChecker<'a> {
             opcode: i.opcode.clone(),
         };
         self.check_arity(&inst)?;
+        if let Op::Mov(ty) = op {
+            for (arg, operand) in inst.args.iter().zip(&i.operands) {
+                self.check_moved_width(arg, operand, ty, &i.opcode)?;
+            }
+        }
         if let (Op::Bar(_), Some(&Arg::Imm(Immediate::Int(id)))) = (op, inst.args.first())
             && id >= 16
         {
@@ -522,6 +527,58 @@ impl<'a> FunctionChecker<'a> {
                 Box::new(self.operand(b, op)?),
             ),
         })
+    }
+
+    /// A `mov` operand holds exactly the bits the instruction moves (ptxas rejects a
+    /// `mov.b64` into a `.b32` register, which would otherwise truncate): a register of the
+    /// type's size, or a vector of registers that together have it.
+    fn check_moved_width(
+        &self,
+        arg: &Arg,
+        operand: &ast::Operand,
+        ty: PtxType,
+        opcode: &str,
+    ) -> CResult<()> {
+        let regs: Vec<(RegId, &ast::Operand)> = match (arg, &operand.kind) {
+            (Arg::Reg(r), _) => vec![(*r, operand)],
+            (Arg::Vector(items), OperandKind::Vector(operands)) => items
+                .iter()
+                .zip(operands)
+                .filter_map(|(a, o)| match a {
+                    Arg::Reg(r) => Some((*r, o)),
+                    _ => None,
+                })
+                .collect(),
+            _ => return Ok(()),
+        };
+        let parts = match arg {
+            Arg::Vector(items) => items.len() as u32,
+            _ => 1,
+        };
+        for (reg, o) in regs {
+            let reg_ty = self.scopes.reg_type(reg);
+            let fits = (reg_ty == PtxType::Pred) == (ty == PtxType::Pred)
+                && reg_ty.size() * parts == ty.size();
+            if !fits {
+                let wanted = if parts == 1 {
+                    format!("{} bits", ty.bits())
+                } else {
+                    format!("{} parts of {} bits", parts, ty.bits() / parts)
+                };
+                let name = match &o.kind {
+                    OperandKind::Name(name, _) => name.as_str(),
+                    _ => "the register",
+                };
+                return Err(self.err(
+                    o.span,
+                    format!(
+                        "'{name}' is a .{} register, but '{opcode}' moves {wanted}",
+                        reg_ty.name()
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn check_arity(&self, inst: &Inst) -> CResult<()> {
