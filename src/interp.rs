@@ -17,7 +17,7 @@ use crate::frontend::checked::{
     self, AddrBase, Arg, BoolOp, CmpOp, CvtMods, Dim, FloatMods, FloatOp, IntOp, MulMode, Op,
     Rounding, Special, Symbol,
 };
-use crate::jit::place_variables;
+use crate::jit::{CompileOptions, place_variables};
 use crate::kernel::{Arg as KernelArg, check_ptx};
 use crate::lower::Env;
 use crate::semantics::float as fl;
@@ -88,7 +88,7 @@ struct Block<'a> {
 impl Interpreter {
     pub fn from_ptx(name: &str, text: &str) -> Result<Interpreter> {
         let module = check_ptx(name, text)?;
-        let (env, globals) = place_variables(&module)?;
+        let (env, globals) = place_variables(&module, CompileOptions::default().max_module_data)?;
         Ok(Interpreter {
             module,
             env,

@@ -40,6 +40,25 @@ pub struct CompileOptions {
     /// memory ends the launch with an error instead of touching host memory. Off only for
     /// trusted kernels that are given host pointers.
     pub confine: bool,
+    /// Bytes a module's `.global` and `.const` variables may declare in all; default
+    /// [`MAX_MODULE_DATA_BYTES`], or `PTXJIT_MAX_MODULE_DATA` when that is a number of bytes.
+    pub max_module_data: u64,
+}
+
+/// The default bound on a module's `.global` and `.const` bytes. Storage is committed only
+/// where a kernel touches it (or an initializer fills it), so the bound is on what a module
+/// can make the host commit, not on what loading it costs.
+pub const MAX_MODULE_DATA_BYTES: u64 = 4 << 30;
+
+/// `PTXJIT_MAX_MODULE_DATA=BYTES`, read once; unset or not a number: the default.
+fn max_module_data_default() -> u64 {
+    static LIMIT: OnceLock<u64> = OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        std::env::var("PTXJIT_MAX_MODULE_DATA")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(MAX_MODULE_DATA_BYTES)
+    })
 }
 
 /// When a kernel gets its lane-group form: faster to run, about eight times slower to compile.
@@ -67,6 +86,7 @@ impl Default for CompileOptions {
             native_helpers: true,
             lane_groups: LaneGroups::WhenHot,
             confine: true,
+            max_module_data: max_module_data_default(),
         }
     }
 }
@@ -220,8 +240,13 @@ fn align_up(x: u64, a: u32) -> u64 {
 }
 
 /// Where every variable lives: storage for `.global`/`.const` variables (returned, to be
-/// kept alive with the code) and offsets in shared memory. The JIT and the interpreter share it.
-pub fn place_variables(module: &checked::Module) -> Result<(Env, Vec<DeviceBuffer>)> {
+/// kept alive with the code; at most `max_data` bytes in all) and offsets in shared memory.
+/// The JIT and the interpreter share it.
+pub fn place_variables(
+    module: &checked::Module,
+    max_data: u64,
+) -> Result<(Env, Vec<DeviceBuffer>)> {
+    let mut data_bytes = 0u64;
     let mut globals = Vec::new();
     let mut global_addresses = Vec::new();
     let mut global_shared_offsets = Vec::new();
@@ -272,6 +297,20 @@ pub fn place_variables(module: &checked::Module) -> Result<(Env, Vec<DeviceBuffe
                     )
                     .into());
                 }
+                data_bytes = data_bytes.saturating_add(g.size);
+                if data_bytes > max_data {
+                    return Err(Diagnostic::new(
+                        &module.source,
+                        g.span,
+                        format!(
+                            "'{}' ({} bytes) brings the module's .global and .const data to \
+                             {data_bytes} bytes, past the limit of {max_data} \
+                             (PTXJIT_MAX_MODULE_DATA)",
+                            g.name, g.size
+                        ),
+                    )
+                    .into());
+                }
                 let buf = DeviceBuffer::zeroed(g.size as usize)?;
                 if let Some(init) = &g.init {
                     buf.copy_from(init)?;
@@ -305,7 +344,7 @@ pub fn place_variables(module: &checked::Module) -> Result<(Env, Vec<DeviceBuffe
 }
 
 pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<CompiledModule> {
-    let (env, globals) = place_variables(module)?;
+    let (env, globals) = place_variables(module, opts.max_module_data)?;
     let all = |_: usize| true;
     let groups = opts.lane_groups == LaneGroups::Always;
     let (jit, ids, timings, clif) = build(module, &env, opts, &all, groups)?;

@@ -201,6 +201,60 @@ fn a_body_imports_only_the_functions_it_calls() {
     assert_eq!(out.to_vec::<u32>(), [42]);
 }
 
+/// The process's resident memory, in bytes (Linux).
+fn resident_bytes() -> u64 {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap();
+    let pages: u64 = statm.split_whitespace().nth(1).unwrap().parse().unwrap();
+    pages * 4096
+}
+
+const BIG_DATA: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+    .global .align 4 .u32 a[268435456] = {1, 2, 3};\n\
+    .const .align 4 .u32 c[268435456] = {5};\n\
+    .global .align 4 .u32 d[268435456];\n\
+    .visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<3>;\n.reg .b64 %rd<2>;\n\
+    ld.param.u64 %rd1, [out];\nld.global.u32 %r1, [a+8];\nld.const.u32 %r2, [c];\n\
+    add.u32 %r1, %r1, %r2;\nld.global.u32 %r2, [d+1073741820];\nadd.u32 %r1, %r1, %r2;\n\
+    st.global.u32 [%rd1], %r1;\nret;\n}\n";
+
+#[test]
+fn big_arrays_with_short_initializers_cost_nothing_until_touched() {
+    // Three 1 GiB arrays: their initializers are stored, the rest is zero pages.
+    let before = resident_bytes();
+    let module = Module::from_ptx_named("big.ptx", BIG_DATA, &CompileOptions::default()).unwrap();
+    let out = DeviceBuffer::zeroed(4).unwrap();
+    module
+        .kernel("k")
+        .unwrap()
+        .launch(1, 1, &[Arg::buffer(&out)])
+        .unwrap();
+    assert_eq!(out.to_vec::<u32>(), [3 + 5]);
+    let grown = resident_bytes().saturating_sub(before);
+    assert!(
+        grown < 256 << 20,
+        "loading grew the process by {grown} bytes"
+    );
+}
+
+#[test]
+fn module_data_past_its_limit_is_an_error_at_the_variable() {
+    let opts = CompileOptions {
+        max_module_data: 2 << 30,
+        ..CompileOptions::default()
+    };
+    let err = Module::from_ptx_named("big.ptx", BIG_DATA, &opts)
+        .err()
+        .expect("3 GiB of data under a 2 GiB limit");
+    let msg = err.to_string();
+    assert!(
+        msg.starts_with(
+            "big.ptx:6:1: error: 'd' (1073741824 bytes) brings the module's .global and .const \
+             data to 3221225472 bytes, past the limit of 2147483648"
+        ),
+        "{msg}"
+    );
+}
+
 const COUNTER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
     .global .u32 counter;\n.const .u32 table[2] = {7, 9};\n\
     .visible .entry bump(.param .u64 out)\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<2>;\n\

@@ -104,7 +104,6 @@ fn var_from_decl(source: &Arc<Source>, d: &ast::VarDecl) -> CResult<Var> {
         None
     } else {
         let elem = d.ty.size() as usize;
-        let mut bytes = vec![0u8; size as usize];
         if d.init.len() as u64 * elem as u64 > size.max(elem as u64) {
             return Err(Diagnostic::new(
                 source,
@@ -112,13 +111,19 @@ fn var_from_decl(source: &Arc<Source>, d: &ast::VarDecl) -> CResult<Var> {
                 format!("too many initializers for '{}'", d.name),
             ));
         }
-        if bytes.len() < d.init.len() * elem {
-            bytes.resize(d.init.len() * elem, 0);
-        }
-        for (i, v) in d.init.iter().enumerate() {
-            let raw = immediate_bits(*v, d.ty);
-            bytes[i * elem..(i + 1) * elem].copy_from_slice(&raw.to_le_bytes()[..elem]);
-        }
+        // Only what the initializer gives: the rest of the variable is zero, and storage
+        // commits its pages when first touched, so a big array with a short initializer
+        // costs nothing until a kernel uses it.
+        let bytes: Vec<u8> = d
+            .init
+            .iter()
+            .flat_map(|v| {
+                immediate_bits(*v, d.ty)
+                    .to_le_bytes()
+                    .into_iter()
+                    .take(elem)
+            })
+            .collect();
         Some(bytes)
     };
     Ok(Var {

@@ -76,7 +76,7 @@ pub struct Var {
     pub elem_size: u32,
     pub align: u32,
     pub is_extern: bool,
-    /// Initial bytes (little-endian), `size` long when initialized.
+    /// Initial bytes (little-endian) of the variable's start, the rest being zero.
     pub init: Option<Vec<u8>>,
 }
 
