@@ -56,6 +56,11 @@ int main(void) {
   CHECK(cuMemsetD8_v2(b + 100, 0, 1), CUDA_ERROR_INVALID_VALUE);
   CHECK(cuMemcpyDtoH_v2(host, a + 99, 2), CUDA_ERROR_INVALID_VALUE);
   b_unchanged(b, __LINE__);
+  /* A null host pointer (zero bytes from it are fine). */
+  CHECK(cuMemcpyDtoH_v2(NULL, b, 4), CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemcpyHtoD_v2(b, NULL, 4), CUDA_ERROR_INVALID_VALUE);
+  CHECK(cuMemcpyHtoD_v2(b, NULL, 0), 0);
+  b_unchanged(b, __LINE__);
 
   /* A short module text that ends just before an unmapped page: no read past its NUL. */
   long page = sysconf(_SC_PAGESIZE);

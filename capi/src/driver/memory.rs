@@ -41,6 +41,15 @@ fn device_range(address: u64, len: usize) -> Result<(), CUresult> {
     }
 }
 
+/// A host buffer of `len` bytes: any pointer but null (the rest the caller vouches for).
+fn host_range(address: *const c_void, len: usize) -> Result<(), CUresult> {
+    if len > 0 && address.is_null() {
+        debug(&format!("a null host pointer for {len} bytes"));
+        return Err(CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}
+
 /// # Safety
 /// The out-pointer must be writable.
 #[unsafe(no_mangle)]
@@ -91,6 +100,7 @@ pub unsafe extern "C" fn cuMemcpyHtoD_v2(
 ) -> CUresult {
     call_in_context(|| {
         device_range(dst, n)?;
+        host_range(src, n)?;
         // SAFETY: the destination was checked; the caller vouches for the source.
         unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
         Ok(())
@@ -103,6 +113,7 @@ pub unsafe extern "C" fn cuMemcpyHtoD_v2(
 pub unsafe extern "C" fn cuMemcpyDtoH_v2(dst: *mut c_void, src: CUdeviceptr, n: usize) -> CUresult {
     call_in_context(|| {
         device_range(src, n)?;
+        host_range(dst, n)?;
         // SAFETY: the source was checked; the caller vouches for the destination.
         unsafe { std::ptr::copy(src as *const u8, dst as *mut u8, n) };
         Ok(())
