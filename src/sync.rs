@@ -39,7 +39,8 @@ pub mod status {
     pub const DEADLOCK: u32 = 16;
     /// Threads of a block wait at different `bar.sync` instructions for all threads.
     pub const DIVERGENT_BARRIER: u32 = 17;
-    /// A warp collective whose member lanes did not all arrive (exited or elsewhere).
+    /// A warp collective whose live member lanes wait elsewhere (or, for `ldmatrix` and
+    /// `mma`, a warp with exited lanes).
     pub const INCOMPLETE_COLLECTIVE: u32 = 18;
 }
 
@@ -203,7 +204,13 @@ impl CoopKernel {
                     return Err(self.fail(status::INCOMPLETE_COLLECTIVE, point));
                 }
                 let mask = f.arg(t, frame::MASK_ARG) as u32;
-                let members: Vec<usize> = (0..lanes).filter(|l| mask >> l & 1 == 1).collect();
+                // On sm_70 and later, lanes that have exited drop out of a membermask and the
+                // others proceed without them (`ldmatrix` and `mma` need the whole warp).
+                let whole_warp = matches!(kind, SyncKind::Ldmatrix { .. } | SyncKind::Mma { .. });
+                let members: Vec<usize> = (0..lanes)
+                    .filter(|&l| mask >> l & 1 == 1)
+                    .filter(|&l| whole_warp || at[warp_base + l] != At::Done)
+                    .collect();
                 let all_here = members
                     .iter()
                     .all(|&l| at[warp_base + l] == At::Waiting(point));

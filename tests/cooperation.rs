@@ -206,10 +206,50 @@ fn bar_arrive_lets_producers_go_on_while_consumers_wait_for_a_count() {
 }
 
 #[test]
-fn a_collective_whose_lanes_exited_is_an_error() {
+fn a_vote_after_an_exited_lane_proceeds_with_the_lanes_present() {
+    // As an NVIDIA-validated test expects on sm_70 and later: lane 0 has exited, the full
+    // membermask's vote is over lanes 1-31.
+    let got = run(
+        "",
+        "setp.eq.u32 %p1, %lane, 0;\n@%p1 ret;\n\
+         vote.sync.all.pred %p2, 1, 0xffffffff;\nselp.u32 %r1, 1, 0, %p2;\n\
+         setp.ne.u32 %p3, %lane, 5;\nvote.sync.ballot.b32 %r2, %p3, 0xffffffff;\n\
+         match.any.sync.b32 %r3, 7, 0xffffffff;\n\
+         st.global.u32 [%o], %r1;\nst.global.u32 [%o+128], %r2;\nst.global.u32 [%o+256], %r3;",
+        96,
+        1,
+        32,
+    )
+    .unwrap();
+    for lane in 1..32 {
+        assert_eq!(got[lane], 1, "vote.all, lane {lane}");
+        assert_eq!(got[32 + lane], !1u32 & !(1 << 5), "ballot, lane {lane}");
+        assert_eq!(got[64 + lane], !1u32, "match.any, lane {lane}");
+    }
+}
+
+#[test]
+fn a_shuffle_proceeds_without_the_lanes_that_exited() {
+    let got = run(
+        "",
+        "setp.ge.u32 %p1, %lane, 16;\n@%p1 ret;\nshfl.sync.bfly.b32 %r1, %t, 1, 31, -1;\n\
+         st.global.u32 [%o], %r1;",
+        32,
+        1,
+        32,
+    )
+    .unwrap();
+    for lane in 0..16 {
+        assert_eq!(got[lane], lane as u32 ^ 1);
+    }
+}
+
+#[test]
+fn a_collective_whose_live_member_waits_elsewhere_is_an_error() {
     let err = run(
         "",
-        "setp.ge.u32 %p1, %lane, 16;\n@%p1 ret;\nshfl.sync.bfly.b32 %r1, %t, 1, 31, -1;",
+        "setp.ge.u32 %p1, %lane, 16;\n@%p1 bra OTHER;\nshfl.sync.bfly.b32 %r1, %t, 1, 31, -1;\n\
+         ret;\nOTHER:\nshfl.sync.bfly.b32 %r1, %t, 2, 31, -1;",
         32,
         1,
         32,
