@@ -271,9 +271,13 @@ impl CoopKernel {
                 SyncKind::Shfl(mode) => {
                     let (b, c) = (arg(f, l, 1) as u32, arg(f, l, 2) as u32);
                     let (j, pval) = shfl_source(mode, l as u32, b, c);
-                    // A source lane outside the warp or not participating gives an
-                    // unpredictable value: the lane's own.
-                    let src = if (j as usize) < lanes { j as usize } else { l };
+                    // A source lane outside the warp, exited or not participating gives an
+                    // undefined value: the lane's own.
+                    let src = if members.contains(&(j as usize)) {
+                        j as usize
+                    } else {
+                        l
+                    };
                     (arg(f, src, 0) as u32 as u64, pval)
                 }
                 SyncKind::Vote(mode) => {

@@ -233,7 +233,8 @@ fn a_shuffle_proceeds_without_the_lanes_that_exited() {
     let got = run(
         "",
         "setp.ge.u32 %p1, %lane, 16;\n@%p1 ret;\nshfl.sync.bfly.b32 %r1, %t, 1, 31, -1;\n\
-         st.global.u32 [%o], %r1;",
+         add.u32 %r2, %t, 100;\nadd.u32 %r3, %lane, 16;\nshfl.sync.idx.b32 %r4, %r2, %r3, 31, -1;\n\
+         st.global.u32 [%o], %r1;\nst.global.u32 [%o+64], %r4;",
         32,
         1,
         32,
@@ -241,6 +242,8 @@ fn a_shuffle_proceeds_without_the_lanes_that_exited() {
     .unwrap();
     for lane in 0..16 {
         assert_eq!(got[lane], lane as u32 ^ 1);
+        // Reading an exited lane: the reader's own value.
+        assert_eq!(got[16 + lane], lane as u32 + 100);
     }
 }
 
