@@ -432,3 +432,26 @@ fn bit_field_extract_insert_and_byte_permute() {
         ]
     );
 }
+
+#[test]
+fn a_declaration_directive_may_be_written_together_with_its_type() {
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param.u64 k_out)\n{{\n.reg.b64 %rd<2>;\n\
+         ld.param.u64 %rd1, [k_out];\nst.global.u64 [%rd1], 7;\nret;\n}}\n"
+    );
+    assert_eq!(run_ptx(&ptx, 1, 1, 1), [7]);
+}
+
+#[test]
+fn warp_sz_is_the_warp_size() {
+    let got = run_body(
+        "",
+        &format!(
+            "mov.u32 %r1, WARP_SZ;\nadd.u32 %r2, %r1, WARP_SZ;\ncvt.u64.u32 %rd1, %r1;\n\
+             cvt.u64.u32 %rd2, %r2;\n{}",
+            store64(&["%rd1", "%rd2"])
+        ),
+        2,
+    );
+    assert_eq!(got, [32, 64]);
+}

@@ -451,6 +451,10 @@ impl<'a> FunctionChecker<'a> {
                 if let Some(s) = special(name) {
                     return Ok(Arg::Special(s));
                 }
+                // The ISA's one predefined constant (it may be shadowed by a declared name).
+                if name == "WARP_SZ" && *offset == 0 && self.symbol(name).is_none() {
+                    return Ok(Arg::Imm(Immediate::Int(32)));
+                }
                 if matches!(op, Op::Bra)
                     && let Some(&l) = self.labels.get(name)
                 {

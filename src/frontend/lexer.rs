@@ -24,6 +24,36 @@ fn is_word_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.')
 }
 
+/// Directives that begin a declaration: written together with what follows (`.param.u64 a`,
+/// as some generators do), they are still separate words.
+const DECLARATION_DIRECTIVES: [&str; 7] = [
+    ".reg", ".param", ".local", ".shared", ".global", ".const", ".tex",
+];
+
+fn push_word(out: &mut Vec<Token>, text: &str, start: usize, end: usize, line: u32) {
+    let word = &text[start..end];
+    let first_end = word[1..].find('.').map_or(word.len(), |k| k + 1);
+    let parts: Vec<(usize, usize)> = if DECLARATION_DIRECTIVES.contains(&&word[..first_end]) {
+        let mut parts = Vec::new();
+        let mut from = 0;
+        for (k, _) in word.match_indices('.').skip(1) {
+            parts.push((from, k));
+            from = k;
+        }
+        parts.push((from, word.len()));
+        parts
+    } else {
+        vec![(0, word.len())]
+    };
+    for (a, b) in parts {
+        out.push(Token {
+            tok: Tok::Word(word[a..b].to_string()),
+            span: Span::new(start + a, start + b),
+            line,
+        });
+    }
+}
+
 pub fn lex(source: &Arc<Source>) -> Result<Vec<Token>, Diagnostic> {
     let text = source.text.as_str();
     let bytes = text.as_bytes();
@@ -112,11 +142,7 @@ pub fn lex(source: &Arc<Source>) -> Result<Vec<Token>, Diagnostic> {
                         i += 1;
                     }
                 }
-                out.push(Token {
-                    tok: Tok::Word(text[start..i].to_string()),
-                    span: Span::new(start, i),
-                    line,
-                });
+                push_word(&mut out, text, start, i, line);
             }
             ',' | ';' | ':' | '{' | '}' | '[' | ']' | '(' | ')' | '<' | '>' | '+' | '-' | '='
             | '!' | '@' | '|' | '*' | '&' | '~' => {
@@ -167,6 +193,14 @@ mod tests {
                 Tok::Punct(']'),
                 Tok::Punct(';'),
             ]
+        );
+    }
+
+    #[test]
+    fn declaration_directives_written_together_are_separate_words() {
+        assert_eq!(
+            words(".param.u64 a; .reg.b32 %r; ld.param.u64 %rd1, [a];"),
+            words(".param .u64 a; .reg .b32 %r; ld.param.u64 %rd1, [a];")
         );
     }
 
