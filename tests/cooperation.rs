@@ -340,9 +340,10 @@ fn warp_sync_fence_and_activemask() {
 }
 
 /// One warp: A (16×16) and B (16×8) f16 or bf16 through shared memory, `ldmatrix` (x4 for A,
-/// x2.trans for B), `mma.m16n8k16` with C = 0.5, D stored row-major as f32.
-fn mma_through_ldmatrix(ty: &str, a: &[u16], b: &[u16]) -> Vec<f32> {
-    let ptx = format!(
+/// x2.trans for B; on shared or, if `generic`, on generic addresses from `cvta.shared`),
+/// `mma.m16n8k16` with C = 0.5, D stored row-major as f32.
+fn mma_through_ldmatrix(ty: &str, a: &[u16], b: &[u16], generic: bool) -> Vec<f32> {
+    let mut ptx = format!(
         "{HEAD}.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pd)\n{{\n\
          .shared .align 16 .b8 sA[512];\n.shared .align 16 .b8 sB[256];\n\
          .reg .b32 %l, %r<16>, %a<4>, %b<2>;\n.reg .b64 %rd<8>;\n.reg .f32 %c<4>, %d<4>;\n.reg .b16 %h;\n.reg .pred %p;\n\
@@ -366,6 +367,23 @@ fn mma_through_ldmatrix(ty: &str, a: &[u16], b: &[u16]) -> Vec<f32> {
          mul.wide.u32 %rd6, %r11, 4;\nadd.s64 %rd7, %rd3, %rd6;\nst.global.v2.f32 [%rd7], {{%d0, %d1}};\nst.global.v2.f32 [%rd7+256], {{%d2, %d3}};\n\
          ret;\n}}\n"
     );
+    if generic {
+        for (shared, generic) in [
+            (
+                "ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%a0, %a1, %a2, %a3}, [%r5];",
+                "cvt.u64.u32 %rd4, %r5;\ncvta.shared.u64 %rd4, %rd4;\n\
+                 ldmatrix.sync.aligned.m8n8.x4.b16 {%a0, %a1, %a2, %a3}, [%rd4];",
+            ),
+            (
+                "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%b0, %b1}, [%r8];",
+                "cvt.u64.u32 %rd5, %r8;\ncvta.shared.u64 %rd5, %rd5;\n\
+                 ldmatrix.sync.aligned.m8n8.x2.trans.b16 {%b0, %b1}, [%rd5];",
+            ),
+        ] {
+            assert!(ptx.contains(shared));
+            ptx = ptx.replace(shared, generic);
+        }
+    }
     let module = Module::from_ptx(&ptx).unwrap_or_else(|e| panic!("{e}"));
     let (ba, bb) = (
         DeviceBuffer::from_slice(a).unwrap(),
@@ -385,7 +403,7 @@ fn mma_through_ldmatrix(ty: &str, a: &[u16], b: &[u16]) -> Vec<f32> {
 }
 
 #[test]
-fn ldmatrix_and_mma_m16n8k16_multiply_a_tile() {
+fn ldmatrix_on_shared_or_generic_addresses_and_mma_m16n8k16_multiply_a_tile() {
     for (ty, enc, dec) in [
         (
             "f16",
@@ -403,14 +421,16 @@ fn ldmatrix_and_mma_m16n8k16_multiply_a_tile() {
             .map(|i| enc(((i * 7 % 13) as f32 - 6.0) / 2.0))
             .collect();
         let b: Vec<u16> = (0..128).map(|i| enc((i * 5 % 11) as f32 - 5.0)).collect();
-        let got = mma_through_ldmatrix(ty, &a, &b);
-        for r in 0..16 {
-            for c in 0..8 {
-                let want: f32 = 0.5
-                    + (0..16)
-                        .map(|k| dec(a[r * 16 + k]) * dec(b[k * 8 + c]))
-                        .sum::<f32>();
-                assert_eq!(got[r * 8 + c], want, "{ty} D[{r}][{c}]");
+        for generic in [false, true] {
+            let got = mma_through_ldmatrix(ty, &a, &b, generic);
+            for r in 0..16 {
+                for c in 0..8 {
+                    let want: f32 = 0.5
+                        + (0..16)
+                            .map(|k| dec(a[r * 16 + k]) * dec(b[k * 8 + c]))
+                            .sum::<f32>();
+                    assert_eq!(got[r * 8 + c], want, "{ty} D[{r}][{c}], generic {generic}");
+                }
             }
         }
     }

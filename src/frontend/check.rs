@@ -985,22 +985,31 @@ pub fn decode(opcode: &str) -> Result<Op, String> {
             _ => return Err(unsupported()),
         },
         "activemask" if mods[..] == ["b32"] => Op::Activemask,
+        // ldmatrix.sync.aligned.m8n8.num{.trans}{.ss}.b16, .ss = .shared{::cta}; without
+        // .ss the address is generic (and must point into shared memory).
         "ldmatrix" => {
-            let rest: Vec<&str> = mods
-                .iter()
-                .copied()
-                .filter(|m| !matches!(*m, "sync" | "aligned" | "shared" | "shared::cta"))
-                .collect();
-            match rest[..] {
-                ["m8n8", n @ ("x1" | "x2" | "x4"), "b16"] => Op::Ldmatrix {
-                    num: n[1..].parse().expect("1, 2 or 4"),
-                    trans: false,
-                },
-                ["m8n8", n @ ("x1" | "x2" | "x4"), "trans", "b16"] => Op::Ldmatrix {
-                    num: n[1..].parse().expect("1, 2 or 4"),
-                    trans: true,
-                },
+            let [
+                "sync",
+                "aligned",
+                "m8n8",
+                n @ ("x1" | "x2" | "x4"),
+                ref rest @ ..,
+                "b16",
+            ] = mods[..]
+            else {
+                return Err(unsupported());
+            };
+            let (trans, space) = match rest {
+                [] => (false, StateSpace::Generic),
+                ["trans"] => (true, StateSpace::Generic),
+                ["shared" | "shared::cta"] => (false, StateSpace::Shared),
+                ["trans", "shared" | "shared::cta"] => (true, StateSpace::Shared),
                 _ => return Err(unsupported()),
+            };
+            Op::Ldmatrix {
+                num: n[1..].parse().expect("1, 2 or 4"),
+                trans,
+                space,
             }
         }
         "mma" => match mods[..] {

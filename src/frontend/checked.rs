@@ -389,10 +389,12 @@ pub enum Op {
         ty: PtxType,
     },
     Activemask,
-    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`.
+    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared}.b16`.
     Ldmatrix {
         num: u32,
         trans: bool,
+        /// `Shared`, or `Generic` (an address that must point into shared memory).
+        space: StateSpace,
     },
     /// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`.
     Mma {

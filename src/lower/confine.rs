@@ -89,9 +89,9 @@ impl Translator<'_, '_> {
         Ok(addr)
     }
 
-    /// `ldmatrix`: lanes below 8 × `matrices` give the address of a 16-byte row of shared
-    /// memory (the other lanes' addresses are not used).
-    pub(super) fn check_matrix_row(&mut self, addr: Value, matrices: u32) {
+    /// `ldmatrix`: lanes below 8 × `matrices` give the address (in `space`: shared or
+    /// generic) of a 16-byte row of shared memory (the other lanes' addresses are not used).
+    pub(super) fn check_matrix_row(&mut self, addr: Value, space: StateSpace, matrices: u32) {
         if !self.confined {
             return;
         }
@@ -104,25 +104,11 @@ impl Translator<'_, '_> {
         let low = self.b.ins().band_imm_u(addr, 15);
         let misaligned = self.b.ins().icmp_imm_u(IntCC::NotEqual, low, 0);
         let misaligned = self.b.ins().band(used, misaligned);
-        self.fault_if(
-            misaligned,
-            addr,
-            StateSpace::Shared,
-            16,
-            false,
-            Status::MISALIGNED,
-        );
+        self.fault_if(misaligned, addr, space, 16, false, Status::MISALIGNED);
         let inside = self.in_shared_memory(addr, 16);
         let outside = self.b.ins().bxor_imm_u(inside, 1);
         let bad = self.b.ins().band(used, outside);
-        self.fault_if(
-            bad,
-            addr,
-            StateSpace::Shared,
-            16,
-            false,
-            Status::ILLEGAL_ADDRESS,
-        );
+        self.fault_if(bad, addr, space, 16, false, Status::ILLEGAL_ADDRESS);
     }
 
     /// Bytes a variable occupies, if known before the launch (not for `.extern .shared`

@@ -24,7 +24,7 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                 Op::Vote(m) => SyncKind::Vote(m),
                 Op::Match { all, .. } => SyncKind::Match { all },
                 Op::WarpSync => SyncKind::WarpSync,
-                Op::Ldmatrix { num, trans } => SyncKind::Ldmatrix { num, trans },
+                Op::Ldmatrix { num, trans, .. } => SyncKind::Ldmatrix { num, trans },
                 Op::Mma { bf16 } => SyncKind::Mma { bf16 },
                 _ => return None,
             };
@@ -163,9 +163,9 @@ impl Translator<'_, '_> {
                 let m = self.read(&a[0], PtxType::B32)?;
                 self.store_arg(frame::MASK_ARG, m);
             }
-            Op::Ldmatrix { num, .. } => {
-                let addr = self.address(&a[1], crate::frontend::ast::StateSpace::Shared)?;
-                self.check_matrix_row(addr, num);
+            Op::Ldmatrix { num, space, .. } => {
+                let addr = self.address(&a[1], space)?;
+                self.check_matrix_row(addr, space, num);
                 self.store_arg(0, addr);
                 let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
                 self.store_arg(frame::MASK_ARG, all);
