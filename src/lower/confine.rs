@@ -44,14 +44,8 @@ impl Translator<'_, '_> {
             // A named variable: in bounds or not, known now.
             if *offset < 0 || *offset as u64 + width as u64 > size {
                 let always = self.b.ins().iconst(types::I8, 1);
-                self.fault_if(
-                    always,
-                    addr,
-                    space,
-                    width,
-                    is_store,
-                    Status::ILLEGAL_ADDRESS,
-                );
+                let why = Why::Always(Status::ILLEGAL_ADDRESS);
+                self.fault_with(always, addr, space, width, is_store, why);
             }
             return Ok(addr);
         }
@@ -104,11 +98,19 @@ impl Translator<'_, '_> {
         let low = self.b.ins().band_imm_u(addr, 15);
         let misaligned = self.b.ins().icmp_imm_u(IntCC::NotEqual, low, 0);
         let misaligned = self.b.ins().band(used, misaligned);
-        self.fault_if(misaligned, addr, space, 16, false, Status::MISALIGNED);
+        self.fault_with(
+            misaligned,
+            addr,
+            space,
+            16,
+            false,
+            Why::Always(Status::MISALIGNED),
+        );
         let inside = self.in_shared_memory(addr, 16);
         let outside = self.b.ins().bxor_imm_u(inside, 1);
         let bad = self.b.ins().band(used, outside);
-        self.fault_if(bad, addr, space, 16, false, Status::ILLEGAL_ADDRESS);
+        let why = Why::Always(Status::ILLEGAL_ADDRESS);
+        self.fault_with(bad, addr, space, 16, false, why);
     }
 
     /// Bytes a variable occupies, if known before the launch (not for `.extern .shared`
@@ -216,20 +218,7 @@ impl Translator<'_, '_> {
     }
 
     /// If `cond` (nonzero): record the access in the block context and end the launch with
-    /// status `kind`.
-    fn fault_if(
-        &mut self,
-        cond: Value,
-        addr: Value,
-        space: StateSpace,
-        width: u32,
-        is_store: bool,
-        kind: u32,
-    ) {
-        self.fault_with(cond, addr, space, width, is_store, Why::Always(kind));
-    }
-
-    /// If `cond`: record the access and end the launch with the status `why` gives. A shared
+    /// the status `why` gives. A shared
     /// access records its offset in the block's shared memory (the address the kernel
     /// computed), not where the worker happens to keep that memory.
     fn fault_with(
