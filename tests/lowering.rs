@@ -455,3 +455,29 @@ fn warp_sz_is_the_warp_size() {
     );
     assert_eq!(got, [32, 64]);
 }
+
+#[test]
+fn extern_shared_declared_in_several_functions_is_one_dynamic_region() {
+    let ptx = format!(
+        "{HEADER}.func (.param .b32 r) get()\n{{\n.extern .shared .align 4 .b8 dyn_b[];\n\
+         .reg .b32 %r<2>;\nld.shared.u32 %r1, [dyn_b+4];\nst.param.b32 [r], %r1;\nret;\n}}\n\
+         .visible .entry k(.param .u64 k_out)\n{{\n.extern .shared .align 16 .b8 dyn_a[];\n\
+         .reg .b32 %r<3>;\n.reg .b64 %rd<3>;\nld.param.u64 %rd1, [k_out];\n\
+         st.shared.u32 [dyn_a+4], 77;\n\
+         {{\n.param .b32 r;\ncall (r), get, ();\nld.param.b32 %r2, [r];\n}}\n\
+         cvt.u64.u32 %rd2, %r2;\nst.global.u64 [%rd1], %rd2;\nret;\n}}\n"
+    );
+    let module = Module::from_ptx(&ptx).unwrap_or_else(|e| panic!("{e}"));
+    let out = DeviceBuffer::zeroed(8).unwrap();
+    let config = LaunchConfig {
+        grid: 1.into(),
+        block: 1.into(),
+        dynamic_shared_bytes: 64,
+    };
+    module
+        .kernel("k")
+        .unwrap()
+        .launch_with(&config, &[Arg::buffer(&out)])
+        .unwrap();
+    assert_eq!(out.to_vec::<u64>(), [77]);
+}
