@@ -69,7 +69,12 @@ const MODULES: [&str; 4] = [
 ];
 
 const NAMES: [&[u8]; 6] = [
-    b"store\0", b"copy\0", b"spin\0", b"bad\0", b"table\0", b"counter\0",
+    b"store\0",
+    b"copy\0",
+    b"spin\0",
+    b"bad\0",
+    b"table\0",
+    b"counter\0",
 ];
 
 #[derive(Arbitrary, Debug)]
@@ -82,7 +87,10 @@ enum Size {
 #[derive(Arbitrary, Debug)]
 enum Ptr {
     /// Into (or near) one of this input's allocations, live or freed.
-    Alloc { which: u8, offset: i32 },
+    Alloc {
+        which: u8,
+        offset: i32,
+    },
     Null,
     Any(u64),
 }
@@ -117,15 +125,41 @@ enum Call {
     CtxSynchronize,
     MemAlloc(Size),
     MemFree(Ptr),
-    HtoD { dst: Ptr, n: Size, null_host: bool },
-    DtoH { src: Ptr, n: Size, null_host: bool },
-    DtoD { dst: Ptr, src: Ptr, n: Size },
-    MemsetD8 { dst: Ptr, value: u8, n: Size },
-    MemsetD32 { dst: Ptr, value: u32, n: Size },
+    HtoD {
+        dst: Ptr,
+        n: Size,
+        null_host: bool,
+    },
+    DtoH {
+        src: Ptr,
+        n: Size,
+        null_host: bool,
+    },
+    DtoD {
+        dst: Ptr,
+        src: Ptr,
+        n: Size,
+    },
+    MemsetD8 {
+        dst: Ptr,
+        value: u8,
+        n: Size,
+    },
+    MemsetD32 {
+        dst: Ptr,
+        value: u32,
+        n: Size,
+    },
     ModuleLoad(Text),
     ModuleUnload(Pick),
-    GetFunction { module: Pick, name: u8 },
-    GetGlobal { module: Pick, name: u8 },
+    GetFunction {
+        module: Pick,
+        name: u8,
+    },
+    GetGlobal {
+        module: Pick,
+        name: u8,
+    },
     Launch {
         f: Pick,
         grid: [Dim; 3],
@@ -137,8 +171,14 @@ enum Call {
     StreamCreate,
     StreamDestroy(Pick),
     EventCreate,
-    EventRecord { event: Pick, stream: Pick },
-    EventElapsed { start: Pick, end: Pick },
+    EventRecord {
+        event: Pick,
+        stream: Pick,
+    },
+    EventElapsed {
+        start: Pick,
+        end: Pick,
+    },
     EventDestroy(Pick),
 }
 
@@ -196,11 +236,20 @@ impl Made {
 
 /// Whether `n` bytes from any address could lie inside one live allocation.
 fn could_fit(made: &Made, n: u64) -> bool {
-    n <= made.allocs.iter().map(|a| a.1).max().unwrap_or(0).max(1 << 16)
+    n <= made
+        .allocs
+        .iter()
+        .map(|a| a.1)
+        .max()
+        .unwrap_or(0)
+        .max(1 << 16)
 }
 
 fn expect_failure(what: &str, n: u64, r: CUresult) {
-    assert_ne!(r, CUDA_SUCCESS, "{what} of {n} bytes, more than any allocation, succeeded");
+    assert_ne!(
+        r, CUDA_SUCCESS,
+        "{what} of {n} bytes, more than any allocation, succeeded"
+    );
 }
 
 fn call(c: &Call, made: &mut Made, host: &mut [u8]) {
@@ -243,7 +292,11 @@ fn call(c: &Call, made: &mut Made, host: &mut [u8]) {
             }
             Call::HtoD { dst, n, null_host } => {
                 let n = n.get();
-                let src = if *null_host { null() } else { host.as_ptr() as *const c_void };
+                let src = if *null_host {
+                    null()
+                } else {
+                    host.as_ptr() as *const c_void
+                };
                 if n <= KEPT_BYTES as u64 {
                     cuMemcpyHtoD_v2(made.ptr(dst), src, n as usize);
                 } else if *null_host {
@@ -252,7 +305,11 @@ fn call(c: &Call, made: &mut Made, host: &mut [u8]) {
             }
             Call::DtoH { src, n, null_host } => {
                 let n = n.get();
-                let dst = if *null_host { null_mut() } else { host.as_mut_ptr() as *mut c_void };
+                let dst = if *null_host {
+                    null_mut()
+                } else {
+                    host.as_mut_ptr() as *mut c_void
+                };
                 if n <= KEPT_BYTES as u64 {
                     cuMemcpyDtoH_v2(dst, made.ptr(src), n as usize);
                 } else if *null_host {
@@ -317,17 +374,22 @@ fn call(c: &Call, made: &mut Made, host: &mut [u8]) {
                 packed,
             } => {
                 let values: Vec<u64> = args.iter().map(|a| made.ptr(a)).collect();
-                let slots: Vec<*const c_void> =
-                    values.iter().map(|v| v as *const u64 as *const c_void).collect();
+                let slots: Vec<*const c_void> = values
+                    .iter()
+                    .map(|v| v as *const u64 as *const c_void)
+                    .collect();
                 // The packed form: three 8-byte values in 256 readable bytes, whatever size
                 // the caller claims.
                 let mut buffer = [0u64; 32];
                 buffer[..3].copy_from_slice(&values);
                 let claimed = packed.as_ref().map_or(0, |s| s.get() as usize);
+                // CU_LAUNCH_PARAM_BUFFER_POINTER, _SIZE, _END.
+                const BUFFER_POINTER: usize = 1;
+                const BUFFER_SIZE: usize = 2;
                 let extra: [*mut c_void; 5] = [
-                    1 as *mut c_void,
+                    BUFFER_POINTER as *mut c_void,
                     buffer.as_mut_ptr() as *mut c_void,
-                    2 as *mut c_void,
+                    BUFFER_SIZE as *mut c_void,
                     &claimed as *const usize as *mut c_void,
                     null_mut(),
                 ];
