@@ -76,7 +76,7 @@ pub struct Options {
 }
 
 /// The functions a body may call: the module's own and the runtime's helpers, declared once
-/// per JIT module. A body imports one on first use (`Translator::callee`): importing every
+/// per JIT module. A body imports one on first use (`Translator::function_ref`): importing every
 /// function into every body made compiling n functions cost n².
 pub struct Callees<'a> {
     pub declarations: &'a ModuleDeclarations,
