@@ -200,13 +200,13 @@ impl CoopKernel {
                     lane += 1;
                     continue;
                 }
-                if matches!(kind, SyncKind::Ldmatrix { .. } | SyncKind::Mma { .. }) && lanes < 32 {
+                // On sm_70 and later, lanes that have exited drop out of a membermask and the
+                // others proceed without them; `ldmatrix` and `mma` need the whole warp.
+                let whole_warp = matches!(kind, SyncKind::Ldmatrix { .. } | SyncKind::Mma { .. });
+                if whole_warp && lanes < 32 {
                     return Err(self.fail(status::INCOMPLETE_COLLECTIVE, point));
                 }
                 let mask = f.arg(t, frame::MASK_ARG) as u32;
-                // On sm_70 and later, lanes that have exited drop out of a membermask and the
-                // others proceed without them (`ldmatrix` and `mma` need the whole warp).
-                let whole_warp = matches!(kind, SyncKind::Ldmatrix { .. } | SyncKind::Mma { .. });
                 let members: Vec<usize> = (0..lanes)
                     .filter(|&l| mask >> l & 1 == 1)
                     .filter(|&l| whole_warp || at[warp_base + l] != At::Done)
@@ -265,6 +265,7 @@ impl CoopKernel {
             }
             return;
         }
+        let member_mask = members.iter().fold(0u32, |m, l| m | 1 << l);
         let mut results = Vec::with_capacity(members.len());
         for &l in members {
             results.push(match kind {
@@ -273,7 +274,7 @@ impl CoopKernel {
                     let (j, pval) = shfl_source(mode, l as u32, b, c);
                     // A source lane outside the warp, exited or not participating gives an
                     // undefined value: the lane's own.
-                    let src = if members.contains(&(j as usize)) {
+                    let src = if j < 32 && member_mask >> j & 1 == 1 {
                         j as usize
                     } else {
                         l
@@ -302,7 +303,6 @@ impl CoopKernel {
                         .iter()
                         .filter(|&&m| arg(f, m, 0) == v)
                         .fold(0u32, |m, l| m | 1 << l);
-                    let member_mask = members.iter().fold(0u32, |m, l| m | 1 << l);
                     if all {
                         let equal = same == member_mask;
                         (if equal { member_mask as u64 } else { 0 }, equal)

@@ -548,23 +548,15 @@ impl<'a> FunctionChecker<'a> {
         ty: PtxType,
         opcode: &str,
     ) -> CResult<()> {
-        let regs: Vec<(RegId, &ast::Operand)> = match (arg, &operand.kind) {
-            (Arg::Reg(r), _) => vec![(*r, operand)],
-            (Arg::Vector(items), OperandKind::Vector(operands)) => items
-                .iter()
-                .zip(operands)
-                .filter_map(|(a, o)| match a {
-                    Arg::Reg(r) => Some((*r, o)),
-                    _ => None,
-                })
-                .collect(),
+        let (args, operands, parts) = match (arg, &operand.kind) {
+            (Arg::Reg(_), _) => (std::slice::from_ref(arg), std::slice::from_ref(operand), 1),
+            (Arg::Vector(items), OperandKind::Vector(operands)) => {
+                (&items[..], &operands[..], items.len() as u32)
+            }
             _ => return Ok(()),
         };
-        let parts = match arg {
-            Arg::Vector(items) => items.len() as u32,
-            _ => 1,
-        };
-        for (reg, o) in regs {
+        for (a, o) in args.iter().zip(operands) {
+            let Arg::Reg(reg) = *a else { continue };
             let reg_ty = self.scopes.reg_type(reg);
             let fits = (reg_ty == PtxType::Pred) == (ty == PtxType::Pred)
                 && reg_ty.size() * parts == ty.size();

@@ -32,26 +32,23 @@ const DECLARATION_DIRECTIVES: [&str; 7] = [
 
 fn push_word(out: &mut Vec<Token>, text: &str, start: usize, end: usize, line: u32) {
     let word = &text[start..end];
-    let first_end = word[1..].find('.').map_or(word.len(), |k| k + 1);
-    let parts: Vec<(usize, usize)> = if DECLARATION_DIRECTIVES.contains(&&word[..first_end]) {
-        let mut parts = Vec::new();
-        let mut from = 0;
-        for (k, _) in word.match_indices('.').skip(1) {
-            parts.push((from, k));
-            from = k;
-        }
-        parts.push((from, word.len()));
-        parts
-    } else {
-        vec![(0, word.len())]
-    };
-    for (a, b) in parts {
+    let mut push = |a: usize, b: usize| {
         out.push(Token {
             tok: Tok::Word(word[a..b].to_string()),
             span: Span::new(start + a, start + b),
             line,
-        });
+        })
+    };
+    let first_end = word[1..].find('.').map_or(word.len(), |k| k + 1);
+    if !DECLARATION_DIRECTIVES.contains(&&word[..first_end]) {
+        return push(0, word.len());
     }
+    let mut from = 0;
+    for (k, _) in word.match_indices('.').skip(1) {
+        push(from, k);
+        from = k;
+    }
+    push(from, word.len());
 }
 
 pub fn lex(source: &Arc<Source>) -> Result<Vec<Token>, Diagnostic> {
