@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
-use ptxjit::frontend::check::decode;
 use ptxjit::frontend::checked::{FloatOp, Op};
+use ptxjit::frontend::isa::decode;
 use ptxjit::semantics::half::F16;
 use ptxjit::semantics::half_ops;
 use ptxjit::{Arg, DeviceBuffer, Module};

@@ -6,8 +6,8 @@
 mod common;
 
 use common::{Rng, W, elementwise, special_halves};
-use ptxjit::frontend::check::decode;
 use ptxjit::frontend::checked::{CmpOp, FloatMods, FloatOp, Op};
+use ptxjit::frontend::isa::decode;
 use ptxjit::semantics::half::{BF16, F16, HalfFormat};
 use ptxjit::semantics::half_ops as reference;
 

@@ -3,6 +3,7 @@
 pub mod ast;
 pub mod check;
 pub mod checked;
+pub mod isa;
 pub mod lexer;
 pub mod parser;
 pub mod scopes;

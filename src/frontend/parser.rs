@@ -2,7 +2,7 @@
 //! statements, not what instructions mean: that is the checker's job.
 
 use super::ast::*;
-use super::check;
+use super::isa;
 use super::lexer::{Tok, Token, lex};
 use crate::error::{Diagnostic, Source, Span};
 use crate::types::PtxType;
@@ -633,7 +633,7 @@ impl<'a> Parser<'a> {
         };
         let (opcode, opcode_span) = self.word("an instruction")?;
         let mut operands = Vec::new();
-        if check::decode(&opcode).is_err() {
+        if isa::decode(&opcode).is_err() {
             // An instruction ptxjit does not know may have operand syntax it does not know
             // either (`tex`'s `[tex, {x, y}]`): skip to its end; the checker names it.
             return self.skip_unknown_instruction(guard, opcode, opcode_span, start);

@@ -1,0 +1,685 @@
+//! The forms ptxjit runs, one row per PTX ISA syntax line (see the module above for the
+//! notation). A form absent here is an `unsupported instruction` diagnostic naming the closest
+//! row; a row's lowering may still refuse a combination its comment names.
+
+use super::{Form, Match};
+use crate::frontend::ast::StateSpace;
+use crate::frontend::checked::*;
+use crate::types::PtxType;
+
+macro_rules! forms {
+    ($( $syntax:literal, $sets:expr, $section:literal, $build:expr; )*) => {
+        &[$( Form { syntax: $syntax, sets: $sets, section: $section, build: $build }, )*]
+    };
+}
+
+pub const FORMS: &[Form] = forms![
+    // ---- Integer arithmetic -------------------------------------------------------------
+    "add.type d, a, b", ".type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: add", |m| int(IntOp::Add { sat: m.has(".sat") }, m);
+    "add{.sat}.s32 d, a, b", "",
+        "Integer Arithmetic Instructions: add", |m| int_s32(IntOp::Add { sat: m.has(".sat") });
+    "sub.type d, a, b", ".type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: sub", |m| int(IntOp::Sub { sat: false }, m);
+    "sub{.sat}.s32 d, a, b", "",
+        "Integer Arithmetic Instructions: sub", |m| int_s32(IntOp::Sub { sat: m.has(".sat") });
+    "mul.mode.type d, a, b", ".mode = { .hi, .lo }; .type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: mul", |m| int(IntOp::Mul(mul_mode(m)), m);
+    "mul.wide.type d, a, b", ".type = { .u16, .u32, .s16, .s32 }",
+        "Integer Arithmetic Instructions: mul", |m| int(IntOp::Mul(MulMode::Wide), m);
+    "mad.mode.type d, a, b, c", ".mode = { .hi, .lo }; .type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: mad", |m| int(IntOp::Mad(mul_mode(m)), m);
+    "mad.wide.type d, a, b, c", ".type = { .u16, .u32, .s16, .s32 }",
+        "Integer Arithmetic Instructions: mad", |m| int(IntOp::Mad(MulMode::Wide), m);
+    "div.type d, a, b", ".type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: div", |m| int(IntOp::Div, m);
+    "rem.type d, a, b", ".type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: rem", |m| int(IntOp::Rem, m);
+    "abs.type d, a", ".type = { .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: abs", |m| int(IntOp::Abs, m);
+    "neg.type d, a", ".type = { .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: neg", |m| int(IntOp::Neg, m);
+    "min.type d, a, b", ".type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: min", |m| int(IntOp::Min, m);
+    "max.type d, a, b", ".type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: max", |m| int(IntOp::Max, m);
+    "popc.type d, a", ".type = { .b32, .b64 }",
+        "Integer Arithmetic Instructions: popc", |m| int(IntOp::Popc, m);
+    "clz.type d, a", ".type = { .b32, .b64 }",
+        "Integer Arithmetic Instructions: clz", |m| int(IntOp::Clz, m);
+    "brev.type d, a", ".type = { .b32, .b64 }",
+        "Integer Arithmetic Instructions: brev", |m| int(IntOp::Brev, m);
+    "bfe.type d, a, b, c", ".type = { .u32, .u64, .s32, .s64 }",
+        "Integer Arithmetic Instructions: bfe", |m| int(IntOp::Bfe, m);
+    "bfi.type f, a, b, c, d", ".type = { .b32, .b64 }",
+        "Integer Arithmetic Instructions: bfi", |m| int(IntOp::Bfi, m);
+    // ---- Logic and shift ------------------------------------------------------------------
+    "and.type d, a, b", ".type = { .pred, .b16, .b32, .b64 }",
+        "Logic and Shift Instructions: and", |m| int(IntOp::And, m);
+    "or.type d, a, b", ".type = { .pred, .b16, .b32, .b64 }",
+        "Logic and Shift Instructions: or", |m| int(IntOp::Or, m);
+    "xor.type d, a, b", ".type = { .pred, .b16, .b32, .b64 }",
+        "Logic and Shift Instructions: xor", |m| int(IntOp::Xor, m);
+    "not.type d, a", ".type = { .pred, .b16, .b32, .b64 }",
+        "Logic and Shift Instructions: not", |m| int(IntOp::Not, m);
+    "cnot.type d, a", ".type = { .b16, .b32, .b64 }",
+        "Logic and Shift Instructions: cnot", |m| int(IntOp::CNot, m);
+    "shf.l.mode.b32 d, a, b, c", ".mode = { .clamp, .wrap }",
+        "Logic and Shift Instructions: shf", |m| shf(true, m);
+    "shf.r.mode.b32 d, a, b, c", ".mode = { .clamp, .wrap }",
+        "Logic and Shift Instructions: shf", |m| shf(false, m);
+    "shl.type d, a, b", ".type = { .b16, .b32, .b64 }",
+        "Logic and Shift Instructions: shl", |m| int(IntOp::Shl, m);
+    "shr.type d, a, b",
+        ".type = { .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64 }",
+        "Logic and Shift Instructions: shr", |m| int(IntOp::Shr, m);
+    // ---- Floating point (f32, f64) ----------------------------------------------------------
+    // Directed roundings are decoded; the lowering refuses them (see `lower::float`).
+    "add{.rnd}{.ftz}{.sat}.f32 d, a, b", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: add", |m| float(FloatOp::Add, PtxType::F32, m);
+    "add{.rnd}.f64 d, a, b", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: add", |m| float(FloatOp::Add, PtxType::F64, m);
+    "sub{.rnd}{.ftz}{.sat}.f32 d, a, b", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: sub", |m| float(FloatOp::Sub, PtxType::F32, m);
+    "sub{.rnd}.f64 d, a, b", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: sub", |m| float(FloatOp::Sub, PtxType::F64, m);
+    "mul{.rnd}{.ftz}{.sat}.f32 d, a, b", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: mul", |m| float(FloatOp::Mul, PtxType::F32, m);
+    "mul{.rnd}.f64 d, a, b", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: mul", |m| float(FloatOp::Mul, PtxType::F64, m);
+    "fma.rnd{.ftz}{.sat}.f32 d, a, b, c", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: fma", |m| float(FloatOp::Fma, PtxType::F32, m);
+    "fma.rnd.f64 d, a, b, c", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: fma", |m| float(FloatOp::Fma, PtxType::F64, m);
+    "mad.rnd{.ftz}{.sat}.f32 d, a, b, c", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: mad", |m| float(FloatOp::Fma, PtxType::F32, m);
+    "mad.rnd.f64 d, a, b, c", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: mad", |m| float(FloatOp::Fma, PtxType::F64, m);
+    // The sm_1x form: computed as fma (its one rounding is within the old form's bounds).
+    "mad{.ftz}{.sat}.f32 d, a, b, c", "",
+        "Floating Point Instructions: mad", |m| float(FloatOp::Fma, PtxType::F32, m);
+    "div.approx{.ftz}.f32 d, a, b", "",
+        "Floating Point Instructions: div", |m| float(FloatOp::Div, PtxType::F32, m);
+    "div.full{.ftz}.f32 d, a, b", "",
+        "Floating Point Instructions: div", |m| float(FloatOp::Div, PtxType::F32, m);
+    "div.rnd{.ftz}.f32 d, a, b", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: div", |m| float(FloatOp::Div, PtxType::F32, m);
+    "div.rnd.f64 d, a, b", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: div", |m| float(FloatOp::Div, PtxType::F64, m);
+    "abs{.ftz}.f32 d, a", "",
+        "Floating Point Instructions: abs", |m| float(FloatOp::Abs, PtxType::F32, m);
+    "abs.f64 d, a", "",
+        "Floating Point Instructions: abs", |m| float(FloatOp::Abs, PtxType::F64, m);
+    "neg{.ftz}.f32 d, a", "",
+        "Floating Point Instructions: neg", |m| float(FloatOp::Neg, PtxType::F32, m);
+    "neg.f64 d, a", "",
+        "Floating Point Instructions: neg", |m| float(FloatOp::Neg, PtxType::F64, m);
+    "min{.ftz}.f32 d, a, b", "",
+        "Floating Point Instructions: min", |m| float(FloatOp::Min, PtxType::F32, m);
+    "min.f64 d, a, b", "",
+        "Floating Point Instructions: min", |m| float(FloatOp::Min, PtxType::F64, m);
+    "max{.ftz}.f32 d, a, b", "",
+        "Floating Point Instructions: max", |m| float(FloatOp::Max, PtxType::F32, m);
+    "max.f64 d, a, b", "",
+        "Floating Point Instructions: max", |m| float(FloatOp::Max, PtxType::F64, m);
+    "rcp.approx{.ftz}.f32 d, a", "",
+        "Floating Point Instructions: rcp", |m| float(FloatOp::Rcp, PtxType::F32, m);
+    "rcp.rnd{.ftz}.f32 d, a", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: rcp", |m| float(FloatOp::Rcp, PtxType::F32, m);
+    "rcp.rnd.f64 d, a", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: rcp", |m| float(FloatOp::Rcp, PtxType::F64, m);
+    "rcp.approx.ftz.f64 d, a", "",
+        "Floating Point Instructions: rcp.approx.ftz.f64", |m| float(FloatOp::Rcp, PtxType::F64, m);
+    "sqrt.approx{.ftz}.f32 d, a", "",
+        "Floating Point Instructions: sqrt", |m| float(FloatOp::Sqrt, PtxType::F32, m);
+    "sqrt.rnd{.ftz}.f32 d, a", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: sqrt", |m| float(FloatOp::Sqrt, PtxType::F32, m);
+    "sqrt.rnd.f64 d, a", ".rnd = { .rn, .rz, .rm, .rp }",
+        "Floating Point Instructions: sqrt", |m| float(FloatOp::Sqrt, PtxType::F64, m);
+    "rsqrt.approx{.ftz}.f32 d, a", "",
+        "Floating Point Instructions: rsqrt", |m| float(FloatOp::Rsqrt, PtxType::F32, m);
+    "rsqrt.approx.f64 d, a", "",
+        "Floating Point Instructions: rsqrt", |m| float(FloatOp::Rsqrt, PtxType::F64, m);
+    "rsqrt.approx.ftz.f64 d, a", "",
+        "Floating Point Instructions: rsqrt.approx.ftz.f64", |m| float(FloatOp::Rsqrt, PtxType::F64, m);
+    "sin.approx{.ftz}.f32 d, a", "",
+        "Floating Point Instructions: sin", |m| float(FloatOp::Sin, PtxType::F32, m);
+    "cos.approx{.ftz}.f32 d, a", "",
+        "Floating Point Instructions: cos", |m| float(FloatOp::Cos, PtxType::F32, m);
+    "lg2.approx{.ftz}.f32 d, a", "",
+        "Floating Point Instructions: lg2", |m| float(FloatOp::Lg2, PtxType::F32, m);
+    "ex2.approx{.ftz}.f32 d, a", "",
+        "Floating Point Instructions: ex2", |m| float(FloatOp::Ex2, PtxType::F32, m);
+    "tanh.approx.f32 d, a", "",
+        "Floating Point Instructions: tanh", |m| float(FloatOp::Tanh, PtxType::F32, m);
+    // ---- Half precision ----------------------------------------------------------------------
+    "add{.rnd}{.ftz}{.sat}.type d, a, b", ".rnd = { .rn }; .type = { .f16, .f16x2 }",
+        "Half Precision Floating Point Instructions: add", |m| half(FloatOp::Add, m);
+    "add{.rnd}.type d, a, b", ".rnd = { .rn }; .type = { .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: add", |m| half(FloatOp::Add, m);
+    "sub{.rnd}{.ftz}{.sat}.type d, a, b", ".rnd = { .rn }; .type = { .f16, .f16x2 }",
+        "Half Precision Floating Point Instructions: sub", |m| half(FloatOp::Sub, m);
+    "sub{.rnd}.type d, a, b", ".rnd = { .rn }; .type = { .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: sub", |m| half(FloatOp::Sub, m);
+    "mul{.rnd}{.ftz}{.sat}.type d, a, b", ".rnd = { .rn }; .type = { .f16, .f16x2 }",
+        "Half Precision Floating Point Instructions: mul", |m| half(FloatOp::Mul, m);
+    "mul{.rnd}.type d, a, b", ".rnd = { .rn }; .type = { .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: mul", |m| half(FloatOp::Mul, m);
+    "fma.rnd{.ftz}{.sat}.type d, a, b, c", ".rnd = { .rn }; .type = { .f16, .f16x2 }",
+        "Half Precision Floating Point Instructions: fma", |m| half(FloatOp::Fma, m);
+    "fma.rnd{.ftz}.relu.type d, a, b, c", ".rnd = { .rn }; .type = { .f16, .f16x2 }",
+        "Half Precision Floating Point Instructions: fma", |m| half(FloatOp::Fma, m);
+    "fma.rnd{.relu}.type d, a, b, c", ".rnd = { .rn }; .type = { .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: fma", |m| half(FloatOp::Fma, m);
+    "fma.rnd.oob{.relu}.type d, a, b, c",
+        ".rnd = { .rn }; .type = { .f16, .f16x2, .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: fma", |m| half(FloatOp::Fma, m);
+    "neg{.ftz}.type d, a", ".type = { .f16, .f16x2 }",
+        "Half Precision Floating Point Instructions: neg", |m| half(FloatOp::Neg, m);
+    "neg.type d, a", ".type = { .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: neg", |m| half(FloatOp::Neg, m);
+    "abs{.ftz}.type d, a", ".type = { .f16, .f16x2 }",
+        "Half Precision Floating Point Instructions: abs", |m| half(FloatOp::Abs, m);
+    "abs.type d, a", ".type = { .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: abs", |m| half(FloatOp::Abs, m);
+    "min{.ftz}{.NaN}{.xorsign.abs}.type d, a, b", ".type = { .f16, .f16x2 }",
+        "Half Precision Floating Point Instructions: min", |m| half(FloatOp::Min, m);
+    "min{.NaN}{.xorsign.abs}.type d, a, b", ".type = { .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: min", |m| half(FloatOp::Min, m);
+    "max{.ftz}{.NaN}{.xorsign.abs}.type d, a, b", ".type = { .f16, .f16x2 }",
+        "Half Precision Floating Point Instructions: max", |m| half(FloatOp::Max, m);
+    "max{.NaN}{.xorsign.abs}.type d, a, b", ".type = { .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: max", |m| half(FloatOp::Max, m);
+    "tanh.approx.type d, a", ".type = { .f16, .f16x2, .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: tanh", |m| half(FloatOp::Tanh, m);
+    "ex2.approx.atype d, a", ".atype = { .f16, .f16x2 }",
+        "Half Precision Floating Point Instructions: ex2", |m| half(FloatOp::Ex2, m);
+    "ex2.approx.ftz.btype d, a", ".btype = { .bf16, .bf16x2 }",
+        "Half Precision Floating Point Instructions: ex2", |m| half(FloatOp::Ex2, m);
+    // ---- Comparison and selection -------------------------------------------------------------
+    "setp.CmpOp{.ftz}.type p{|q}, a, b", CMP_TYPES,
+        "Comparison and Selection Instructions: setp", |m| setp(m);
+    "setp.CmpOp.BoolOp{.ftz}.type p{|q}, a, b, {!}c", CMP_TYPES,
+        "Comparison and Selection Instructions: setp", |m| setp(m);
+    "setp.CmpOp{.ftz}.type p{|q}, a, b", HALF_CMP_F16,
+        "Half Precision Comparison Instructions: setp", |m| setp(m);
+    "setp.CmpOp.BoolOp{.ftz}.type p{|q}, a, b, {!}c", HALF_CMP_F16,
+        "Half Precision Comparison Instructions: setp", |m| setp(m);
+    "setp.CmpOp.type p{|q}, a, b", HALF_CMP_BF16,
+        "Half Precision Comparison Instructions: setp", |m| setp(m);
+    "setp.CmpOp.BoolOp.type p{|q}, a, b, {!}c", HALF_CMP_BF16,
+        "Half Precision Comparison Instructions: setp", |m| setp(m);
+    "set.CmpOp{.ftz}.dtype.stype d, a, b", SET_TYPES,
+        "Comparison and Selection Instructions: set", |m| set(m);
+    "set.CmpOp.BoolOp{.ftz}.dtype.stype d, a, b, {!}c", SET_TYPES,
+        "Comparison and Selection Instructions: set", |m| set(m);
+    "set.CmpOp{.ftz}.f16.stype d, a, b", SET_HALF_RESULT,
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp.BoolOp{.ftz}.f16.stype d, a, b, {!}c", SET_HALF_RESULT,
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp.bf16.stype d, a, b", SET_BF16_RESULT,
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp.BoolOp.bf16.stype d, a, b, {!}c", SET_BF16_RESULT,
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp{.ftz}.dtype.f16 d, a, b", SET_FROM_HALF,
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp.BoolOp{.ftz}.dtype.f16 d, a, b, {!}c", SET_FROM_HALF,
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp.dtype.bf16 d, a, b", SET_FROM_HALF,
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp.BoolOp.dtype.bf16 d, a, b, {!}c", SET_FROM_HALF,
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp{.ftz}.dtype.f16x2 d, a, b", ".dtype = { .f16x2, .u32, .s32 }; .CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan }",
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp.BoolOp{.ftz}.dtype.f16x2 d, a, b, {!}c", ".dtype = { .f16x2, .u32, .s32 }; .CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan }; .BoolOp = { .and, .or, .xor }",
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp.dtype.bf16x2 d, a, b", ".dtype = { .bf16x2, .u32, .s32 }; .CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan }",
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "set.CmpOp.BoolOp.dtype.bf16x2 d, a, b, {!}c", ".dtype = { .bf16x2, .u32, .s32 }; .CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan }; .BoolOp = { .and, .or, .xor }",
+        "Half Precision Comparison Instructions: set", |m| set(m);
+    "selp.type d, a, b, c",
+        ".type = { .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64, .f32, .f64 }",
+        "Comparison and Selection Instructions: selp", |m| Op::Selp(m.ty(".type"));
+    // ---- Data movement and conversion ----------------------------------------------------------
+    "mov.type d, a",
+        ".type = { .pred, .b16, .b32, .b64, .b128, .u16, .u32, .u64, .s16, .s32, .s64, .f32, .f64 }",
+        "Data Movement and Conversion Instructions: mov", |m| Op::Mov(m.ty(".type"));
+    "ld{.weak}{.ss}{.cop}{.level::cache_hint}{.level::prefetch_size}{.vec}.type d, [a]{, cache-policy}",
+        LD_SETS, "Data Movement and Conversion Instructions: ld", |m| ld(m);
+    "ld{.weak}{.ss}{.level1::eviction_priority}{.level2::eviction_priority}{.level::cache_hint}{.level::prefetch_size}{.vec}.type d, [a]{, cache-policy}",
+        LD_SETS, "Data Movement and Conversion Instructions: ld", |m| ld(m);
+    "ld.volatile{.ss}{.level::prefetch_size}{.vec}.type d, [a]",
+        LD_SETS, "Data Movement and Conversion Instructions: ld", |m| ld(m);
+    "ld.relaxed.scope{.ss}{.level1::eviction_priority}{.level2::eviction_priority}{.level::cache_hint}{.level::prefetch_size}{.vec}.type d, [a]{, cache-policy}",
+        LD_SETS, "Data Movement and Conversion Instructions: ld", |m| ld(m);
+    "ld.acquire.scope{.ss}{.level1::eviction_priority}{.level2::eviction_priority}{.level::cache_hint}{.level::prefetch_size}{.vec}.type d, [a]{, cache-policy}",
+        LD_SETS, "Data Movement and Conversion Instructions: ld", |m| ld(m);
+    "ld.mmio.relaxed.sys{.global}.type d, [a]",
+        LD_SETS, "Data Movement and Conversion Instructions: ld", |m| ld(m);
+    "ld.global{.cop}.nc{.level::cache_hint}{.level::prefetch_size}{.vec}.type d, [a]{, cache-policy}",
+        LD_NC_SETS, "Data Movement and Conversion Instructions: ld.global.nc", |m| ld(m);
+    "ld.global.nc{.level1::eviction_priority}{.level2::eviction_priority}{.level::cache_hint}{.level::prefetch_size}{.vec}.type d, [a]{, cache-policy}",
+        LD_NC_SETS, "Data Movement and Conversion Instructions: ld.global.nc", |m| ld(m);
+    "ldu{.ss}{.vec}.type d, [a]", ".ss = { .global }; .vec = { .v2, .v4 }; .type = { .b8, .b16, .b32, .b64, .b128, .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .f32, .f64 }",
+        "Data Movement and Conversion Instructions: ldu", |m| ld(m);
+    "st{.weak}{.ss}{.cop}{.level::cache_hint}{.vec}.type [a], b{, cache-policy}",
+        ST_SETS, "Data Movement and Conversion Instructions: st", |m| st(m);
+    "st{.weak}{.ss}{.level1::eviction_priority}{.level2::eviction_priority}{.level::cache_hint}{.vec}.type [a], b{, cache-policy}",
+        ST_SETS, "Data Movement and Conversion Instructions: st", |m| st(m);
+    "st.volatile{.ss}{.vec}.type [a], b",
+        ST_SETS, "Data Movement and Conversion Instructions: st", |m| st(m);
+    "st.relaxed.scope{.ss}{.level1::eviction_priority}{.level2::eviction_priority}{.level::cache_hint}{.vec}.type [a], b{, cache-policy}",
+        ST_SETS, "Data Movement and Conversion Instructions: st", |m| st(m);
+    "st.release.scope{.ss}{.level1::eviction_priority}{.level2::eviction_priority}{.level::cache_hint}{.vec}.type [a], b{, cache-policy}",
+        ST_SETS, "Data Movement and Conversion Instructions: st", |m| st(m);
+    "st.mmio.relaxed.sys{.global}.type [a], b",
+        ST_SETS, "Data Movement and Conversion Instructions: st", |m| st(m);
+    "cvta.space.size p, a", CVTA_SETS,
+        "Data Movement and Conversion Instructions: cvta", |m| cvta(true, m);
+    "cvta.to.space.size p, a", CVTA_SETS,
+        "Data Movement and Conversion Instructions: cvta", |m| cvta(false, m);
+    "cvt{.irnd}{.ftz}{.sat}.dtype.atype d, a", CVT_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| cvt(m);
+    "cvt{.frnd}{.ftz}{.sat}.dtype.atype d, a", CVT_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| cvt(m);
+    "cvt.frnd2{.relu}{.satfinite}.dtype.f32 d, a", ".frnd2 = { .rn, .rz }; .dtype = { .f16, .bf16 }",
+        "Data Movement and Conversion Instructions: cvt", |m| cvt(m);
+    "cvt.frnd2{.relu}{.satfinite}.dtype.f32 d, a, b", ".frnd2 = { .rn, .rz }; .dtype = { .f16x2, .bf16x2 }",
+        "Data Movement and Conversion Instructions: cvt", |m| cvt(m);
+    "shfl.sync.mode.b32 d{|p}, a, b, c, membermask", ".mode = { .up, .down, .bfly, .idx }",
+        "Data Movement and Conversion Instructions: shfl.sync", |m| Op::Shfl(shfl_mode(m));
+    "prmt.b32 d, a, b, c", "",
+        "Data Movement and Conversion Instructions: prmt", |_| Op::Int { op: IntOp::Prmt, ty: PtxType::B32 };
+    // ---- Control flow ----------------------------------------------------------------------------
+    "bra{.uni} tgt", "", "Control Flow Instructions: bra", |_| Op::Bra;
+    "call{.uni} func", "", "Control Flow Instructions: call", |_| Op::Call;
+    "call{.uni} func, (param-list)", "", "Control Flow Instructions: call", |_| Op::Call;
+    "call{.uni} (ret-param), func, (param-list)", "", "Control Flow Instructions: call", |_| Op::Call;
+    "ret{.uni}", "", "Control Flow Instructions: ret", |_| Op::Ret;
+    "exit", "", "Control Flow Instructions: exit", |_| Op::Exit;
+    // ---- Parallel synchronization and communication -----------------------------------------
+    "bar{.cta}.sync a{, b}", "",
+        "Parallel Synchronization and Communication Instructions: bar", |_| Op::Bar(BarKind::Sync);
+    "bar{.cta}.arrive a, b", "",
+        "Parallel Synchronization and Communication Instructions: bar", |_| Op::Bar(BarKind::Arrive);
+    "bar{.cta}.red.popc.u32 d, a{, b}, {!}c", "",
+        "Parallel Synchronization and Communication Instructions: bar", |_| Op::Bar(BarKind::Red(BarRed::Popc));
+    "bar{.cta}.red.op.pred p, a{, b}, {!}c", ".op = { .and, .or }",
+        "Parallel Synchronization and Communication Instructions: bar", |m| bar_red(m);
+    "barrier{.cta}.sync{.aligned} a{, b}", "",
+        "Parallel Synchronization and Communication Instructions: bar", |_| Op::Bar(BarKind::Sync);
+    "barrier{.cta}.arrive{.aligned} a, b", "",
+        "Parallel Synchronization and Communication Instructions: bar", |_| Op::Bar(BarKind::Arrive);
+    "barrier{.cta}.red.popc{.aligned}.u32 d, a{, b}, {!}c", "",
+        "Parallel Synchronization and Communication Instructions: bar", |_| Op::Bar(BarKind::Red(BarRed::Popc));
+    "barrier{.cta}.red.op{.aligned}.pred p, a{, b}, {!}c", ".op = { .and, .or }",
+        "Parallel Synchronization and Communication Instructions: bar", |m| bar_red(m);
+    "bar.warp.sync membermask", "",
+        "Parallel Synchronization and Communication Instructions: bar.warp.sync", |_| Op::WarpSync;
+    // One thread's view of memory is ordered already; the pool's joins order the rest.
+    "membar.level", ".level = { .cta, .gl, .sys }",
+        "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
+    "fence{.sem}.scope", ".sem = { .sc, .acq_rel }",
+        "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
+    "atom{.sem}{.scope}{.space}.op.type d, [a], b", ATOM_BITS,
+        "Parallel Synchronization and Communication Instructions: atom", |m| atom(false, m);
+    "atom{.sem}{.scope}{.space}.add.type d, [a], b", ATOM_ADD,
+        "Parallel Synchronization and Communication Instructions: atom", |m| atom(false, m);
+    "atom{.sem}{.scope}{.space}.op.type d, [a], b", ATOM_INC_DEC,
+        "Parallel Synchronization and Communication Instructions: atom", |m| atom(false, m);
+    "atom{.sem}{.scope}{.space}.op.type d, [a], b", ATOM_MIN_MAX,
+        "Parallel Synchronization and Communication Instructions: atom", |m| atom(false, m);
+    "atom{.sem}{.scope}{.space}.exch.type d, [a], b", ATOM_EXCH_CAS,
+        "Parallel Synchronization and Communication Instructions: atom", |m| atom(false, m);
+    "atom{.sem}{.scope}{.space}.cas.type d, [a], b, c", ATOM_EXCH_CAS,
+        "Parallel Synchronization and Communication Instructions: atom", |m| atom(false, m);
+    "atom{.sem}{.scope}{.space}.add.noftz.type d, [a], b", ATOM_HALF,
+        "Parallel Synchronization and Communication Instructions: atom", |m| atom(false, m);
+    "red{.sem}{.scope}{.space}.op.type [a], b", ATOM_BITS,
+        "Parallel Synchronization and Communication Instructions: red", |m| atom(true, m);
+    "red{.sem}{.scope}{.space}.add.type [a], b", ATOM_ADD,
+        "Parallel Synchronization and Communication Instructions: red", |m| atom(true, m);
+    "red{.sem}{.scope}{.space}.op.type [a], b", ATOM_INC_DEC,
+        "Parallel Synchronization and Communication Instructions: red", |m| atom(true, m);
+    "red{.sem}{.scope}{.space}.op.type [a], b", ATOM_MIN_MAX,
+        "Parallel Synchronization and Communication Instructions: red", |m| atom(true, m);
+    "red{.sem}{.scope}{.space}.add.noftz.type [a], b", ATOM_HALF,
+        "Parallel Synchronization and Communication Instructions: red", |m| atom(true, m);
+    "vote.sync.mode.pred d, {!}a, membermask", ".mode = { .all, .any, .uni }",
+        "Parallel Synchronization and Communication Instructions: vote.sync", |m| vote(m);
+    "vote.sync.ballot.b32 d, {!}a, membermask", "",
+        "Parallel Synchronization and Communication Instructions: vote.sync", |_| Op::Vote(VoteMode::Ballot);
+    "match.any.sync.type d, a, membermask", ".type = { .b32, .b64 }",
+        "Parallel Synchronization and Communication Instructions: match.sync", |m| Op::Match { all: false, ty: m.ty(".type") };
+    "match.all.sync.type d{|p}, a, membermask", ".type = { .b32, .b64 }",
+        "Parallel Synchronization and Communication Instructions: match.sync", |m| Op::Match { all: true, ty: m.ty(".type") };
+    "activemask.b32 d", "",
+        "Parallel Synchronization and Communication Instructions: activemask", |_| Op::Activemask;
+    // ---- Warp-level matrix ---------------------------------------------------------------------------
+    // Without `.ss` the address is generic and must point into shared memory.
+    "ldmatrix.sync.aligned.shape.num{.trans}{.ss}.type r, [p]",
+        ".shape = { .m8n8 }; .num = { .x1, .x2, .x4 }; .ss = { .shared{::cta} }; .type = { .b16 }",
+        "Warp Level Matrix Instructions: ldmatrix", |m| ldmatrix(m);
+    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 d, a, b, c", "",
+        "Warp Level Matrix Instructions: mma", |_| Op::Mma { bf16: false };
+    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 d, a, b, c", "",
+        "Warp Level Matrix Instructions: mma", |_| Op::Mma { bf16: true };
+    // ---- Miscellaneous -----------------------------------------------------------------------------
+    "trap", "", "Miscellaneous Instructions: trap", |_| Op::Trap;
+    // With no debugger attached a breakpoint stops the kernel as `trap` does.
+    "brkpt", "", "Miscellaneous Instructions: brkpt", |_| Op::Trap;
+];
+
+const CMP_TYPES: &str = ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .lo, .ls, .hi, .hs, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
+    .BoolOp = { .and, .or, .xor };
+    .type = { .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64, .f32, .f64 }";
+const HALF_CMP_F16: &str =
+    ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
+    .BoolOp = { .and, .or, .xor }; .type = { .f16, .f16x2 }";
+const HALF_CMP_BF16: &str =
+    ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
+    .BoolOp = { .and, .or, .xor }; .type = { .bf16, .bf16x2 }";
+const SET_TYPES: &str = ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .lo, .ls, .hi, .hs, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
+    .BoolOp = { .and, .or, .xor }; .dtype = { .u32, .s32, .f32 };
+    .stype = { .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64, .f32, .f64 }";
+const SET_HALF_RESULT: &str = ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .lo, .ls, .hi, .hs, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
+    .BoolOp = { .and, .or, .xor };
+    .stype = { .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64, .f16, .f32, .f64 }";
+const SET_BF16_RESULT: &str = ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .lo, .ls, .hi, .hs, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
+    .BoolOp = { .and, .or, .xor };
+    .stype = { .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64, .f16, .bf16, .f32, .f64 }";
+const SET_FROM_HALF: &str =
+    ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
+    .BoolOp = { .and, .or, .xor }; .dtype = { .u16, .s16, .u32, .s32 }";
+const LD_SETS: &str = ".ss = { .const, .global, .local, .param{::entry}, .param{::func}, .shared{::cta}, .shared{::cluster} };
+    .vec = { .v2, .v4, .v8 };
+    .type = { .b8, .b16, .b32, .b64, .b128, .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .f32, .f64 }";
+const LD_NC_SETS: &str = ".vec = { .v2, .v4, .v8 };
+    .type = { .b8, .b16, .b32, .b64, .b128, .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .f32, .f64 }";
+const ST_SETS: &str = ".ss = { .global, .local, .param{::func}, .shared{::cta}, .shared{::cluster} };
+    .vec = { .v2, .v4, .v8 };
+    .type = { .b8, .b16, .b32, .b64, .b128, .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .f32, .f64 }";
+const CVTA_SETS: &str =
+    ".space = { .const, .global, .local, .shared{::cta}, .shared{::cluster}, .param{::entry} };
+    .size = { .u32, .u64 }";
+const CVT_SETS: &str = ".irnd = { .rni, .rzi, .rmi, .rpi }; .frnd = { .rn, .rz, .rm, .rp };
+    .dtype = { .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .bf16, .f16, .f32, .f64 };
+    .atype = { .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .bf16, .f16, .f32, .f64 }";
+/// The space and semantics qualifiers every `atom`/`red` line takes.
+macro_rules! atom_sets {
+    ($sets:literal) => {
+        concat!(
+            $sets,
+            "; .space = { .global, .shared{::cta}, .shared{::cluster} };
+            .sem = { .relaxed, .acquire, .release, .acq_rel }"
+        )
+    };
+}
+
+const ATOM_BITS: &str = atom_sets!(".op = { .and, .or, .xor }; .type = { .b32, .b64 }");
+const ATOM_ADD: &str = atom_sets!(".type = { .u32, .u64, .s32, .s64, .f32, .f64 }");
+const ATOM_INC_DEC: &str = atom_sets!(".op = { .inc, .dec }; .type = { .u32 }");
+const ATOM_MIN_MAX: &str = atom_sets!(".op = { .min, .max }; .type = { .u32, .u64, .s32, .s64 }");
+const ATOM_EXCH_CAS: &str = atom_sets!(".type = { .b16, .b32, .b64 }");
+const ATOM_HALF: &str = atom_sets!(".type = { .f16, .f16x2, .bf16, .bf16x2 }");
+
+// ---- builders --------------------------------------------------------------------------------
+
+fn int(op: IntOp, m: &Match) -> Op {
+    Op::Int {
+        op,
+        ty: m.ty(".type"),
+    }
+}
+
+fn int_s32(op: IntOp) -> Op {
+    Op::Int {
+        op,
+        ty: PtxType::S32,
+    }
+}
+
+fn mul_mode(m: &Match) -> MulMode {
+    match m.word(".mode") {
+        Some("hi") => MulMode::Hi,
+        _ => MulMode::Lo,
+    }
+}
+
+fn shf(left: bool, m: &Match) -> Op {
+    Op::Int {
+        op: IntOp::Shf {
+            left,
+            clamp: m.word(".mode") == Some("clamp"),
+        },
+        ty: PtxType::B32,
+    }
+}
+
+fn rounding(word: Option<&str>) -> Option<Rounding> {
+    Some(match word? {
+        "rn" | "rni" => Rounding::Rn,
+        "rz" | "rzi" => Rounding::Rz,
+        "rm" | "rmi" => Rounding::Rm,
+        "rp" | "rpi" => Rounding::Rp,
+        _ => Rounding::Rna,
+    })
+}
+
+fn float_mods(m: &Match) -> FloatMods {
+    FloatMods {
+        rnd: rounding(m.word(".rnd")),
+        ftz: m.has(".ftz"),
+        sat: m.has(".sat"),
+        approx: m.has(".approx"),
+        full: m.has(".full"),
+        relu: m.has(".relu"),
+        nan: m.has(".NaN"),
+        xorsign_abs: m.has(".xorsign"),
+        oob: m.has(".oob"),
+    }
+}
+
+fn float(op: FloatOp, ty: PtxType, m: &Match) -> Op {
+    Op::Float {
+        op,
+        ty,
+        mods: float_mods(m),
+    }
+}
+
+fn half(op: FloatOp, m: &Match) -> Op {
+    let ty = [".type", ".atype", ".btype"]
+        .iter()
+        .find_map(|n| m.word(n))
+        .and_then(PtxType::from_name)
+        .expect("every half row names its type");
+    float(op, ty, m)
+}
+
+fn cmp_op(m: &Match) -> CmpOp {
+    use CmpOp::*;
+    match m.word(".CmpOp").expect("a comparison row") {
+        "eq" => Eq,
+        "ne" => Ne,
+        "lt" => Lt,
+        "le" => Le,
+        "gt" => Gt,
+        "ge" => Ge,
+        "lo" => Lo,
+        "ls" => Ls,
+        "hi" => Hi,
+        "hs" => Hs,
+        "equ" => Equ,
+        "neu" => Neu,
+        "ltu" => Ltu,
+        "leu" => Leu,
+        "gtu" => Gtu,
+        "geu" => Geu,
+        "num" => Num,
+        _ => Nan,
+    }
+}
+
+fn bool_op(m: &Match) -> Option<BoolOp> {
+    Some(match m.word(".BoolOp")? {
+        "and" => BoolOp::And,
+        "or" => BoolOp::Or,
+        _ => BoolOp::Xor,
+    })
+}
+
+fn setp(m: &Match) -> Op {
+    Op::Setp {
+        cmp: cmp_op(m),
+        bool_op: bool_op(m),
+        ty: m.ty(".type"),
+        ftz: m.has(".ftz"),
+    }
+}
+
+/// `set`: the `.dtype`/`.stype` sets, one of them written as a literal half type in the
+/// half-precision lines.
+fn set(m: &Match) -> Op {
+    let literal = [".f16", ".bf16", ".f16x2", ".bf16x2"]
+        .iter()
+        .find(|n| m.has(n))
+        .and_then(|n| PtxType::from_name(&n[1..]));
+    let of = |set: &str| m.word(set).and_then(PtxType::from_name).or(literal);
+    Op::Set {
+        cmp: cmp_op(m),
+        bool_op: bool_op(m),
+        dst: of(".dtype").expect("a set line names its destination type"),
+        src: of(".stype").expect("a set line names its source type"),
+        ftz: m.has(".ftz"),
+    }
+}
+
+/// A state space by its qualified name (`.shared::cta` is the CTA's shared memory; a cluster
+/// is one CTA here, so `.shared::cluster` is too).
+fn space(word: Option<&str>) -> StateSpace {
+    let name = word.map(|w| w.split("::").next().unwrap_or(w));
+    name.and_then(StateSpace::from_name)
+        .unwrap_or(StateSpace::Generic)
+}
+
+fn vec(m: &Match) -> u8 {
+    m.word(".vec")
+        .and_then(|v| v[1..].parse().ok())
+        .unwrap_or(1)
+}
+
+fn ld(m: &Match) -> Op {
+    // `ld.global.nc` and `ld.mmio...global` name the space as a literal.
+    let space = match m.word(".ss") {
+        Some(s) => space(Some(s)),
+        None if m.has(".global") => StateSpace::Global,
+        None => StateSpace::Generic,
+    };
+    Op::Ld {
+        space,
+        ty: m.ty(".type"),
+        vec: vec(m),
+    }
+}
+
+fn st(m: &Match) -> Op {
+    let space = match m.word(".ss") {
+        Some(s) => space(Some(s)),
+        None if m.has(".global") => StateSpace::Global,
+        None => StateSpace::Generic,
+    };
+    Op::St {
+        space,
+        ty: m.ty(".type"),
+        vec: vec(m),
+    }
+}
+
+fn cvta(to_generic: bool, m: &Match) -> Op {
+    Op::Cvta {
+        to_generic,
+        space: space(m.word(".space")),
+        ty: m.ty(".size"),
+    }
+}
+
+fn cvt(m: &Match) -> Op {
+    let dst = m.ty(".dtype");
+    let src = m
+        .word(".atype")
+        .map_or(PtxType::F32, |t| PtxType::from_name(t).expect("types"));
+    let irnd = m.word(".irnd");
+    Op::Cvt {
+        dst,
+        src,
+        mods: CvtMods {
+            rnd: rounding(irnd.or(m.word(".frnd")).or(m.word(".frnd2"))),
+            integral: irnd.is_some(),
+            ftz: m.has(".ftz"),
+            sat: m.has(".sat"),
+            relu: m.has(".relu"),
+            satfinite: m.has(".satfinite"),
+        },
+    }
+}
+
+fn shfl_mode(m: &Match) -> ShflMode {
+    match m.word(".mode") {
+        Some("up") => ShflMode::Up,
+        Some("down") => ShflMode::Down,
+        Some("bfly") => ShflMode::Bfly,
+        _ => ShflMode::Idx,
+    }
+}
+
+fn bar_red(m: &Match) -> Op {
+    Op::Bar(BarKind::Red(match m.word(".op") {
+        Some("and") => BarRed::And,
+        _ => BarRed::Or,
+    }))
+}
+
+fn atom(red: bool, m: &Match) -> Op {
+    let op = match m.word(".op") {
+        Some("and") => AtomOp::And,
+        Some("or") => AtomOp::Or,
+        Some("xor") => AtomOp::Xor,
+        Some("inc") => AtomOp::Inc,
+        Some("dec") => AtomOp::Dec,
+        Some("min") => AtomOp::Min,
+        Some("max") => AtomOp::Max,
+        Some(_) => AtomOp::Add,
+        None if m.has(".exch") => AtomOp::Exch,
+        None if m.has(".cas") => AtomOp::Cas,
+        None => AtomOp::Add,
+    };
+    Op::Atom {
+        space: space(m.word(".space")),
+        op,
+        ty: m.ty(".type"),
+        red,
+    }
+}
+
+fn vote(m: &Match) -> Op {
+    Op::Vote(match m.word(".mode") {
+        Some("all") => VoteMode::All,
+        Some("any") => VoteMode::Any,
+        _ => VoteMode::Uni,
+    })
+}
+
+fn ldmatrix(m: &Match) -> Op {
+    Op::Ldmatrix {
+        num: m
+            .word(".num")
+            .and_then(|n| n[1..].parse().ok())
+            .unwrap_or(1),
+        trans: m.has(".trans"),
+        space: match m.word(".ss") {
+            Some(_) => StateSpace::Shared,
+            None => StateSpace::Generic,
+        },
+    }
+}
