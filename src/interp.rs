@@ -23,6 +23,7 @@ use crate::lower::Env;
 use crate::semantics::float as fl;
 use crate::semantics::half::{BF16, F16, HalfFormat};
 use crate::semantics::half_ops;
+use crate::semantics::int as si;
 use crate::types::PtxType;
 
 pub struct Interpreter {
@@ -248,6 +249,12 @@ impl Interpreter {
                     _ => !(bit - 1),
                 }
             }
+            Special::ClusterId(x) => blk.ctaid[d(x)],
+            Special::NClusterId(x) => nctaid[d(x)],
+            Special::TotalSmemSize => {
+                self.env.dynamic_shared_offset + blk.config.dynamic_shared_bytes
+            }
+            Special::Constant(v) => v,
             Special::SmId | Special::GridId => 0,
             Special::NSmId => 1,
             Special::Clock | Special::Clock64 | Special::GlobalTimer => 0,
@@ -614,7 +621,55 @@ impl Interpreter {
             PtxType::S32 => PtxType::S64,
             _ => PtxType::U64,
         };
+        let src = |k: usize| self.read(blk, t, &a[k], ty);
         let (r, rty) = match op {
+            IntOp::AddCarry(c) | IntOp::SubCarry(c) | IntOp::MadCarry { carry: c, .. } => {
+                let flag = a.last().expect("the checker adds the carry flag");
+                let cf = c.carry_in && self.read(blk, t, flag, PtxType::U32)? & 1 == 1;
+                let (r, out) = match op {
+                    IntOp::AddCarry(_) => si::add_carry(bits, x, src(2)?, cf),
+                    IntOp::SubCarry(_) => si::sub_borrow(bits, x, src(2)?, cf),
+                    IntOp::MadCarry { hi, .. } => {
+                        let p = si::mul_half(bits, signed, hi, x, src(2)?);
+                        si::add_carry(bits, p, src(3)?, cf)
+                    }
+                    _ => unreachable!(),
+                };
+                if c.carry_out {
+                    self.write(blk, t, flag, out as u64, PtxType::U32)?;
+                }
+                (r, ty)
+            }
+            IntOp::Mul24 { hi } | IntOp::Mad24 { hi } => {
+                let p = si::mul24(signed, hi, x as u32, src(2)? as u32);
+                let c = if matches!(op, IntOp::Mad24 { .. }) {
+                    src(3)? as u32
+                } else {
+                    0
+                };
+                (p.wrapping_add(c) as u64, ty)
+            }
+            IntOp::Sad => (si::sad(bits, signed, x, src(2)?, src(3)?), ty),
+            IntOp::Bfind { shiftamt } => {
+                (si::bfind(bits, signed, shiftamt, x) as u64, PtxType::U32)
+            }
+            IntOp::Bmsk { clamp } => (si::bmsk(clamp, x as u32, src(2)? as u32) as u64, ty),
+            IntOp::Dp4a { a_signed, b_signed } => {
+                let r = si::dp4a(a_signed, b_signed, x as u32, src(2)? as u32, src(3)? as u32);
+                (r as u64, ty)
+            }
+            IntOp::Dp2a {
+                hi,
+                a_signed,
+                b_signed,
+            } => {
+                let (y, c) = (src(2)? as u32, src(3)? as u32);
+                (si::dp2a(hi, a_signed, b_signed, x as u32, y, c) as u64, ty)
+            }
+            IntOp::PrmtMode(mode) => {
+                let r = si::prmt_mode(mode, x as u32, src(2)? as u32, src(3)? as u32);
+                (r as u64, ty)
+            }
             IntOp::Mul(MulMode::Wide) | IntOp::Mad(MulMode::Wide) => {
                 let y = self.read(blk, t, &a[2], ty)?;
                 let p = if signed {
@@ -753,6 +808,7 @@ impl Interpreter {
                     FloatOp::Sin => y[0].sin(),
                     FloatOp::Cos => y[0].cos(),
                     FloatOp::Tanh => y[0].tanh(),
+                    FloatOp::Copysign => y[1].copysign(y[0]),
                 }
             }};
         }
@@ -778,7 +834,7 @@ impl Interpreter {
             if mods.ftz {
                 v = fl::flush_f32(v);
             }
-            if !matches!(op, FloatOp::Neg | FloatOp::Abs) {
+            if !op.is_sign_operation() {
                 v = fl::canonical_f32(v);
             }
             v.to_bits() as u64

@@ -11,7 +11,7 @@
 
 use ptxjit_runtime::{BlockContext, Status};
 
-use crate::frontend::checked::{BarKind, BarRed, ShflMode, VoteMode};
+use crate::frontend::checked::{BarKind, BarRed, ReduxOp, ShflMode, VoteMode};
 
 /// Byte offsets within a thread's frame, and the block header before the frames.
 pub mod frame {
@@ -55,6 +55,10 @@ pub enum SyncKind {
     Vote(VoteMode),
     /// ARGS = [value], membermask.
     Match { all: bool },
+    /// ARGS = [value], membermask.
+    Redux { op: ReduxOp, signed: bool },
+    /// membermask only.
+    Elect,
     /// `bar.warp.sync`: membermask only.
     WarpSync,
     /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`: ARGS = [host address of this
@@ -297,6 +301,12 @@ impl CoopKernel {
                         }
                     }
                 }
+                SyncKind::Redux { op, signed } => {
+                    let values = members.iter().map(|&m| arg(f, m, 0) as u32);
+                    (redux(op, signed, values) as u64, false)
+                }
+                // The lowest member lane leads.
+                SyncKind::Elect => (members[0] as u64, l == members[0]),
                 SyncKind::Match { all } => {
                     let v = arg(f, l, 0);
                     let same = members
@@ -464,6 +474,26 @@ pub fn shfl_source(mode: ShflMode, lane: u32, b: u32, c: u32) -> (u32, bool) {
         }
     };
     (if pval { j as u32 } else { lane }, pval)
+}
+
+/// `redux.sync.op`: the members' values combined (wrapping add; min/max as the type's sign).
+fn redux(op: ReduxOp, signed: bool, values: impl Iterator<Item = u32>) -> u32 {
+    let pick = |x: u32, y: u32, max: bool| match (signed, max) {
+        (true, true) => (x as i32).max(y as i32) as u32,
+        (true, false) => (x as i32).min(y as i32) as u32,
+        (false, true) => x.max(y),
+        (false, false) => x.min(y),
+    };
+    values
+        .reduce(|x, y| match op {
+            ReduxOp::Add => x.wrapping_add(y),
+            ReduxOp::Min => pick(x, y, false),
+            ReduxOp::Max => pick(x, y, true),
+            ReduxOp::And => x & y,
+            ReduxOp::Or => x | y,
+            ReduxOp::Xor => x ^ y,
+        })
+        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -471,3 +471,68 @@ fn a_barrier_after_a_shuffle_does_not_see_the_shuffles_operands() {
             .collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn redux_sync_combines_the_members_values() {
+    // Lane l holds l - 5 (signed): add, min/max as s32 and u32, and/or/xor, over the lanes
+    // of the mask 0x0000FFFF (lanes 0..16), written by each member.
+    let ops = [
+        "add.s32", "min.s32", "max.s32", "min.u32", "max.u32", "and.b32", "or.b32", "xor.b32",
+    ];
+    let mut body =
+        String::from("setp.ge.u32 %p1, %lane, 16;\n@%p1 bra DONE;\nadd.s32 %r1, %lane, -5;\n");
+    for (k, op) in ops.iter().enumerate() {
+        body += &format!(
+            "redux.sync.{op} %r2, %r1, 0xFFFF;\nmul.lo.u32 %r3, %t, 32;\nadd.u32 %r3, %r3, {};\n\
+             mul.wide.u32 %rd1, %r3, 4;\nadd.s64 %rd1, %out, %rd1;\nst.global.u32 [%rd1], %r2;\n",
+            4 * k
+        );
+    }
+    body += "DONE:\n";
+    let got = run("", &body, 32 * 32, 1, 32).unwrap();
+    let values: Vec<i32> = (0..16).map(|l| l - 5).collect();
+    let expect = [
+        values.iter().sum::<i32>() as u32,
+        -5i32 as u32,
+        10,
+        0,
+        -1i32 as u32,
+        values.iter().fold(!0, |m, v| m & *v as u32),
+        values.iter().fold(0, |m, v| m | *v as u32),
+        values.iter().fold(0, |m, v| m ^ *v as u32),
+    ];
+    for lane in 0..16 {
+        let words: Vec<u32> = (0..8).map(|k| got[32 * lane + 4 * k]).collect();
+        assert_eq!(words, expect, "lane {lane}");
+    }
+}
+
+#[test]
+fn redux_sync_proceeds_without_exited_members() {
+    // Lane 0 exits; the others reduce over the full mask.
+    let body = "setp.eq.u32 %p1, %lane, 0;\n@%p1 exit;\nredux.sync.add.u32 %r1, %lane, 0xFFFFFFFF;\n\
+                st.global.u32 [%o], %r1;\n";
+    let got = run("", body, 32, 1, 32).unwrap();
+    assert_eq!(got[0], 0);
+    assert!(
+        got[1..].iter().all(|&v| v == (1..32).sum::<u32>()),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn elect_sync_leads_with_the_lowest_member_lane() {
+    // Members: the odd lanes. d is the leader's lane, p true in the leader only.
+    let body = "and.b32 %r1, %lane, 1;\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 bra DONE;\n\
+                elect.sync %r2|%p2, 0xAAAAAAAA;\nselp.u32 %r3, 100, 0, %p2;\nadd.u32 %r2, %r2, %r3;\n\
+                st.global.u32 [%o], %r2;\nDONE:\n";
+    let got = run("", body, 32, 1, 32).unwrap();
+    for (lane, v) in got.iter().enumerate() {
+        let expect = match lane {
+            1 => 101,
+            l if l % 2 == 1 => 1,
+            _ => 0,
+        };
+        assert_eq!(*v, expect, "lane {lane}");
+    }
+}

@@ -481,3 +481,104 @@ fn extern_shared_declared_in_several_functions_is_one_dynamic_region() {
         .unwrap();
     assert_eq!(out.to_vec::<u64>(), [77]);
 }
+
+#[test]
+fn testp_classifies_each_kind_of_value() {
+    // Values: 1.0, a subnormal, +0, inf, NaN; each tested for all six classes (bit k of a
+    // word per class), f32 and f64.
+    let values32 = [
+        "0f3F800000",
+        "0f00000001",
+        "0f00000000",
+        "0fFF800000",
+        "0f7FC00000",
+    ];
+    let values64 = [
+        "0d3FF0000000000000",
+        "0d0000000000000001",
+        "0d8000000000000000",
+        "0d7FF0000000000000",
+        "0dFFF8000000000000",
+    ];
+    let ops = [
+        "finite",
+        "infinite",
+        "number",
+        "notanumber",
+        "normal",
+        "subnormal",
+    ];
+    let mut body = String::new();
+    for (v, (x32, x64)) in values32.iter().zip(values64).enumerate() {
+        body += &format!("mov.b32 %f1, {x32};\nmov.b64 %fd1, {x64};\nmov.u64 %rd1, 0;\n");
+        for (k, op) in ops.iter().enumerate() {
+            body += &format!(
+                "testp.{op}.f32 %p1, %f1;\nselp.u64 %rd2, {b32}, 0, %p1;\nor.b64 %rd1, %rd1, %rd2;\n\
+                 testp.{op}.f64 %p1, %fd1;\nselp.u64 %rd2, {b64}, 0, %p1;\nor.b64 %rd1, %rd1, %rd2;\n",
+                b32 = 1u64 << k,
+                b64 = 1u64 << (k + 8),
+            );
+        }
+        body += &format!("st.global.u64 [%out+{}], %rd1;\n", 8 * v);
+    }
+    let got = run_body("", &body, 5);
+    // finite=1, infinite=2, number=4, notanumber=8, normal=16, subnormal=32, in both types.
+    let both = |bits: u64| bits | bits << 8;
+    assert_eq!(
+        got,
+        [
+            both(1 | 4 | 16),
+            both(1 | 4 | 32),
+            both(1 | 4),
+            both(2 | 4),
+            both(8)
+        ]
+    );
+}
+
+#[test]
+fn copysign_gives_b_the_sign_of_a_and_keeps_a_nan_payload() {
+    let got = run_body(
+        "",
+        "mov.b32 %f1, 0fBF800000;\nmov.b32 %f2, 0f40000000;\ncopysign.f32 %f3, %f1, %f2;\n\
+         mov.b32 %r1, %f3;\ncvt.u64.u32 %rd1, %r1;\n\
+         mov.b32 %f2, 0f7FC00123;\ncopysign.f32 %f3, %f1, %f2;\nmov.b32 %r1, %f3;\ncvt.u64.u32 %rd2, %r1;\n\
+         mov.b64 %fd1, 0d3FF0000000000000;\nmov.b64 %fd2, 0dC000000000000000;\n\
+         copysign.f64 %fd3, %fd1, %fd2;\nmov.b64 %rd3, %fd3;\n\
+         st.global.u64 [%out], %rd1;\nst.global.u64 [%out+8], %rd2;\nst.global.u64 [%out+16], %rd3;\n",
+        3,
+    );
+    assert_eq!(got, [0xC000_0000, 0xFFC0_0123, 0x4000_0000_0000_0000]);
+}
+
+#[test]
+fn cluster_registers_describe_clusters_of_one_cta() {
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param .u64 out)\n{{\n.reg .b32 %r<12>;\n.reg .b64 %rd<4>;\n\
+         .shared .align 4 .b8 s[100];\n.extern .shared .align 16 .b8 dyn[];\n\
+         ld.param.u64 %rd1, [out];\n\
+         mov.u32 %r1, %clusterid.y;\nmov.u32 %r2, %nclusterid.y;\nmov.u32 %r3, %cluster_ctarank;\n\
+         mov.u32 %r4, %cluster_nctarank;\nmov.u32 %r5, %cluster_ctaid.x;\nmov.u32 %r6, %cluster_nctaid.z;\n\
+         mov.u32 %r7, %is_explicit_cluster;\nmov.u32 %r8, %envreg3;\nmov.u32 %r9, %total_smem_size;\n\
+         mov.u32 %r10, %aggr_smem_size;\nnanosleep.u32 1000;\n\
+         mov.u32 %r11, %ctaid.y;\nmul.wide.u32 %rd2, %r11, 48;\nadd.s64 %rd1, %rd1, %rd2;\n\
+         st.global.v4.u32 [%rd1], {{%r1, %r2, %r3, %r4}};\nst.global.v4.u32 [%rd1+16], {{%r5, %r6, %r7, %r8}};\n\
+         st.global.v2.u32 [%rd1+32], {{%r9, %r10}};\nret;\n}}\n"
+    );
+    let module = Module::from_ptx(&ptx).unwrap();
+    let out = DeviceBuffer::zeroed(96).unwrap();
+    let config = LaunchConfig {
+        grid: Dim3::new(1, 2, 1),
+        block: Dim3::new(32, 1, 1),
+        dynamic_shared_bytes: 64,
+    };
+    module
+        .kernel("k")
+        .unwrap()
+        .launch_with(&config, &[Arg::buffer(&out)])
+        .unwrap();
+    let words: Vec<u32> = out.to_vec();
+    // Static shared memory ends at 100 bytes, aligned to 16 for the dynamic region: 112 + 64.
+    assert_eq!(words[..10], [0, 2, 0, 1, 0, 1, 0, 0, 176, 176]);
+    assert_eq!(words[12..22], [1, 2, 0, 1, 0, 1, 0, 0, 176, 176]);
+}

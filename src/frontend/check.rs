@@ -64,6 +64,7 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
             params: HashMap::new(),
             param_elem_sizes: Vec::new(),
             return_elem_sizes: Vec::new(),
+            carry_flag: None,
             diags: Vec::new(),
         };
         match checker.function(f) {
@@ -169,6 +170,8 @@ struct FunctionChecker<'a> {
     params: HashMap<String, Symbol>,
     param_elem_sizes: Vec<u32>,
     return_elem_sizes: Vec<u32>,
+    /// The register holding CC.CF, once an extended-precision instruction uses it.
+    carry_flag: Option<RegId>,
     diags: Vec<Diagnostic>,
 }
 
@@ -413,6 +416,13 @@ impl<'a> FunctionChecker<'a> {
                 };
             }
         }
+        // The carry flag of extended-precision arithmetic: one hidden register per function.
+        if op.carry().is_some() {
+            let flag = *self
+                .carry_flag
+                .get_or_insert_with(|| self.scopes.hidden_reg("CC.CF", PtxType::U32));
+            args.push(Arg::Reg(self.within_limit(flag, i.span)?));
+        }
         let inst = Inst {
             guard,
             op,
@@ -598,6 +608,10 @@ fn special(name: &str) -> Option<Special> {
             "%ntid" => Special::Ntid(d),
             "%ctaid" => Special::Ctaid(d),
             "%nctaid" => Special::Nctaid(d),
+            "%clusterid" => Special::ClusterId(d),
+            "%nclusterid" => Special::NClusterId(d),
+            "%cluster_ctaid" => Special::Constant(0),
+            "%cluster_nctaid" => Special::Constant(1),
             _ => return None,
         });
     }
@@ -612,6 +626,17 @@ fn special(name: &str) -> Option<Special> {
         "%clock64" => Special::Clock64,
         "%globaltimer" => Special::GlobalTimer,
         "%dynamic_smem_size" => Special::DynamicSmemSize,
+        "%total_smem_size" | "%aggr_smem_size" => Special::TotalSmemSize,
+        "%cluster_ctarank" | "%is_explicit_cluster" => Special::Constant(0),
+        "%cluster_nctarank" => Special::Constant(1),
+        // Environment registers the driver would set: none is, so all read 0.
+        _ if name
+            .strip_prefix("%envreg")
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| n < 32) =>
+        {
+            Special::Constant(0)
+        }
         "%lanemask_eq" => Special::LaneMask(CmpOp::Eq),
         "%lanemask_le" => Special::LaneMask(CmpOp::Le),
         "%lanemask_lt" => Special::LaneMask(CmpOp::Lt),

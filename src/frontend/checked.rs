@@ -121,6 +121,15 @@ pub enum Special {
     Clock64,
     GlobalTimer,
     DynamicSmemSize,
+    /// `%total_smem_size` and `%aggr_smem_size` (no shared memory is reserved here, so the
+    /// two are equal): the block's static and dynamic shared bytes.
+    TotalSmemSize,
+    /// A cluster is one CTA here: `%clusterid` is `%ctaid`, `%nclusterid` is `%nctaid`.
+    ClusterId(Dim),
+    NClusterId(Dim),
+    /// `%cluster_ctaid` (0), `%cluster_nctaid` (1), `%cluster_ctarank` (0),
+    /// `%cluster_nctarank` (1), `%is_explicit_cluster` (0), `%envreg0..31` (0).
+    Constant(u32),
 }
 
 /// Where a variable lives, for address-of and `[name]` addressing.
@@ -256,6 +265,85 @@ pub enum IntOp {
     Bfi,
     /// `prmt.b32 d, a, b, c` (default mode): pick bytes of `b:a` by the nibbles of `c`.
     Prmt,
+    /// `prmt.b32.mode d, a, b, c`: the bytes the mode's table gives for `c & 3`.
+    PrmtMode(PrmtMode),
+    /// Extended precision (`add.cc`, `addc{.cc}`, `sub.cc`, `subc{.cc}`, `mad{.lo,.hi}.cc`,
+    /// `madc{.lo,.hi}{.cc}`): the carry flag CC.CF is the instruction's last argument, a
+    /// register the checker adds (see [`Op::carry`]).
+    AddCarry(Carry),
+    SubCarry(Carry),
+    MadCarry {
+        hi: bool,
+        carry: Carry,
+    },
+    /// `mul24.{lo,hi}` and `mad24.{lo,hi}`: the 48-bit product of 24-bit operands.
+    Mul24 {
+        hi: bool,
+    },
+    Mad24 {
+        hi: bool,
+    },
+    /// `sad d, a, b, c`: `c + |a - b|`.
+    Sad,
+    /// `bfind{.shiftamt}`: the most significant non-sign bit (0xffffffff if none).
+    Bfind {
+        shiftamt: bool,
+    },
+    /// `bmsk.{clamp,wrap}.b32 d, a, b`: `b` ones from bit `a`.
+    Bmsk {
+        clamp: bool,
+    },
+    /// `dp4a.atype.btype` / `dp2a.{lo,hi}.atype.btype`: `c` plus the dot product of bytes
+    /// (dp4a) or of halves of `a` and bytes of `b` (dp2a).
+    Dp4a {
+        a_signed: bool,
+        b_signed: bool,
+    },
+    Dp2a {
+        hi: bool,
+        a_signed: bool,
+        b_signed: bool,
+    },
+}
+
+/// The carry flag an extended-precision instruction reads (`addc`) and writes (`.cc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Carry {
+    pub carry_in: bool,
+    pub carry_out: bool,
+}
+
+/// `prmt`'s modes other than the default.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrmtMode {
+    F4e,
+    B4e,
+    Rc8,
+    Ecl,
+    Ecr,
+    Rc16,
+}
+
+/// `testp.op`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TestOp {
+    Finite,
+    Infinite,
+    Number,
+    NotANumber,
+    Normal,
+    Subnormal,
+}
+
+/// `redux.sync.op`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,6 +365,8 @@ pub enum FloatOp {
     Sin,
     Cos,
     Tanh,
+    /// `copysign d, a, b`: `b` with the sign of `a`.
+    Copysign,
 }
 
 impl FloatOp {
@@ -289,9 +379,17 @@ impl FloatOp {
             | FloatOp::Mul
             | FloatOp::Div
             | FloatOp::Min
-            | FloatOp::Max => 2,
+            | FloatOp::Max
+            | FloatOp::Copysign => 2,
             _ => 1,
         }
+    }
+}
+
+impl FloatOp {
+    /// `neg`, `abs`, `copysign`: they change the sign bit only, so a NaN keeps its payload.
+    pub fn is_sign_operation(self) -> bool {
+        matches!(self, FloatOp::Neg | FloatOp::Abs | FloatOp::Copysign)
     }
 }
 
@@ -400,6 +498,20 @@ pub enum Op {
     Mma {
         bf16: bool,
     },
+    /// `testp.op.type p, a`.
+    Testp {
+        op: TestOp,
+        ty: PtxType,
+    },
+    /// `nanosleep.u32 t`: sleeps at most `2t` ns, so not at all.
+    Nanosleep,
+    /// `redux.sync.op.type d, a, membermask`.
+    Redux {
+        op: ReduxOp,
+        ty: PtxType,
+    },
+    /// `elect.sync d|p, membermask`: the lowest member lane leads.
+    Elect,
     /// `atom` (`red` = false) or `red` (no destination).
     Atom {
         space: StateSpace,
@@ -407,6 +519,19 @@ pub enum Op {
         ty: PtxType,
         red: bool,
     },
+}
+
+impl Op {
+    /// The carry flag the instruction uses, if it is an extended-precision one.
+    pub fn carry(self) -> Option<Carry> {
+        match self {
+            Op::Int {
+                op: IntOp::AddCarry(c) | IntOp::SubCarry(c) | IntOp::MadCarry { carry: c, .. },
+                ..
+            } => Some(c),
+            _ => None,
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -160,6 +160,11 @@ impl Scopes {
         None
     }
 
+    /// A register no PTX name refers to (the carry flag), in the function's table.
+    pub fn hidden_reg(&self, name: &str, ty: PtxType) -> RegId {
+        self.new_reg(name, ty)
+    }
+
     fn new_reg(&self, name: &str, ty: PtxType) -> RegId {
         let mut regs = self.regs.borrow_mut();
         regs.push(Reg {

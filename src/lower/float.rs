@@ -8,7 +8,7 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 use super::softfloat;
 use super::{LResult, Translator};
-use crate::frontend::checked::{Arg, FloatMods, FloatOp, Rounding};
+use crate::frontend::checked::{Arg, FloatMods, FloatOp, Rounding, TestOp};
 use crate::types::PtxType;
 
 impl Translator<'_, '_> {
@@ -16,9 +16,7 @@ impl Translator<'_, '_> {
         if !ty.is_float() {
             return Err(self.err(format!("{op:?} is not defined on {ty}")));
         }
-        if !matches!(mods.rnd, None | Some(Rounding::Rn))
-            && !matches!(op, FloatOp::Neg | FloatOp::Abs)
-        {
+        if !matches!(mods.rnd, None | Some(Rounding::Rn)) && !op.is_sign_operation() {
             return Err(self.unsupported("directed rounding of f32/f64 arithmetic"));
         }
         if mods.relu || mods.nan || mods.xorsign_abs || mods.oob {
@@ -55,6 +53,7 @@ impl Translator<'_, '_> {
             // for f32 too, as the sign operation the ISA describes).
             FloatOp::Neg => self.b.ins().fneg(x[0]),
             FloatOp::Abs => self.b.ins().fabs(x[0]),
+            FloatOp::Copysign => self.b.ins().fcopysign(x[1], x[0]),
             FloatOp::Min | FloatOp::Max => self.min_max(op == FloatOp::Max, x[0], x[1]),
             FloatOp::Ex2 | FloatOp::Lg2 | FloatOp::Sin | FloatOp::Cos | FloatOp::Tanh => {
                 let name = match (op, ty) {
@@ -77,10 +76,41 @@ impl Translator<'_, '_> {
         if mods.ftz {
             r = softfloat::flush_subnormal(self.b, r);
         }
-        if ty == PtxType::F32 && !matches!(op, FloatOp::Neg | FloatOp::Abs) {
+        if ty == PtxType::F32 && !op.is_sign_operation() {
             r = softfloat::canonicalize_f32(self.b, r);
         }
         self.write(&a[0], r, ty)
+    }
+
+    /// `testp.op.type p, a`: a class of `a`'s value (zero is neither normal nor subnormal).
+    pub fn testp(&mut self, op: TestOp, ty: PtxType, a: &[Arg]) -> LResult {
+        let x = self.read(&a[1], ty)?;
+        let x = self.b.ins().fabs(x);
+        let [zero, min_normal, inf] = if ty == PtxType::F32 {
+            [0.0, f32::MIN_POSITIVE, f32::INFINITY].map(|v| self.b.ins().f32const(v))
+        } else {
+            [0.0, f64::MIN_POSITIVE, f64::INFINITY].map(|v| self.b.ins().f64const(v))
+        };
+        let p = match op {
+            TestOp::Finite => self.b.ins().fcmp(FloatCC::LessThan, x, inf),
+            TestOp::Infinite => self.b.ins().fcmp(FloatCC::Equal, x, inf),
+            TestOp::Number => self.b.ins().fcmp(FloatCC::Ordered, x, x),
+            TestOp::NotANumber => self.b.ins().fcmp(FloatCC::Unordered, x, x),
+            TestOp::Normal => {
+                let big = self
+                    .b
+                    .ins()
+                    .fcmp(FloatCC::GreaterThanOrEqual, x, min_normal);
+                let finite = self.b.ins().fcmp(FloatCC::LessThan, x, inf);
+                self.b.ins().band(big, finite)
+            }
+            TestOp::Subnormal => {
+                let small = self.b.ins().fcmp(FloatCC::LessThan, x, min_normal);
+                let nonzero = self.b.ins().fcmp(FloatCC::GreaterThan, x, zero);
+                self.b.ins().band(small, nonzero)
+            }
+        };
+        self.write(&a[0], p, PtxType::Pred)
     }
 
     fn one(&mut self, ty: PtxType) -> Value {

@@ -64,6 +64,17 @@ impl Translator<'_, '_> {
                 return self.write(&a[0], r, PtxType::B32);
             }
             IntOp::Bfe | IntOp::Bfi | IntOp::Prmt => return self.bit_field(op, ty, a),
+            IntOp::AddCarry(_) | IntOp::SubCarry(_) | IntOp::MadCarry { .. } => {
+                return self.carry_arith(op, ty, a);
+            }
+            IntOp::PrmtMode(_)
+            | IntOp::Mul24 { .. }
+            | IntOp::Mad24 { .. }
+            | IntOp::Sad
+            | IntOp::Bfind { .. }
+            | IntOp::Bmsk { .. }
+            | IntOp::Dp4a { .. }
+            | IntOp::Dp2a { .. } => return self.int_parts(op, ty, a),
             IntOp::Popc | IntOp::Clz => {
                 let x = self.read(&a[1], ty)?;
                 let r = if op == IntOp::Popc {
@@ -308,36 +319,41 @@ impl Translator<'_, '_> {
                 self.b.ins().ireduce(ty.ir_type(), r)
             }
             _ => {
-                // prmt: byte i of d is byte (c >> 4i) & 7 of b:a, or its sign if bit 3 is set.
                 let x = self.read(&a[1], PtxType::B32)?;
                 let y = self.read(&a[2], PtxType::B32)?;
                 let c = self.read(&a[3], PtxType::B32)?;
-                let lo = self.b.ins().uextend(types::I64, x);
-                let hi = self.b.ins().uextend(types::I64, y);
-                let hi = self.b.ins().ishl_imm_u(hi, 32);
-                let both = self.b.ins().bor(hi, lo);
-                let mut d = self.b.ins().iconst(types::I32, 0);
-                for i in 0..4 {
-                    let sel = self.b.ins().ushr_imm_u(c, 4 * i);
-                    let idx = self.b.ins().band_imm_u(sel, 7);
-                    let shift = self.b.ins().imul_imm_u(idx, 8);
-                    let shift = self.b.ins().uextend(types::I64, shift);
-                    let byte = self.b.ins().ushr(both, shift);
-                    let byte = self.b.ins().band_imm_u(byte, 0xFF);
-                    let byte = self.b.ins().ireduce(types::I32, byte);
-                    let replicate = self.b.ins().band_imm_u(sel, 8);
-                    let sign = self.b.ins().band_imm_u(byte, 0x80);
-                    let neg = self.b.ins().iconst(types::I32, 0xFF);
-                    let zero = self.b.ins().iconst(types::I32, 0);
-                    let signed = self.b.ins().select(sign, neg, zero);
-                    let byte = self.b.ins().select(replicate, signed, byte);
-                    let byte = self.b.ins().ishl_imm_u(byte, 8 * i);
-                    d = self.b.ins().bor(d, byte);
-                }
-                d
+                self.prmt(x, y, c)
             }
         };
         self.write(&a[0], r, if op == IntOp::Prmt { PtxType::B32 } else { ty })
+    }
+
+    /// `prmt` (default mode): byte i of d is byte `(c >> 4i) & 7` of `y:x`, or its sign if bit
+    /// 3 of that nibble is set.
+    pub fn prmt(&mut self, x: Value, y: Value, c: Value) -> Value {
+        let lo = self.b.ins().uextend(types::I64, x);
+        let hi = self.b.ins().uextend(types::I64, y);
+        let hi = self.b.ins().ishl_imm_u(hi, 32);
+        let both = self.b.ins().bor(hi, lo);
+        let mut d = self.b.ins().iconst(types::I32, 0);
+        for i in 0..4 {
+            let sel = self.b.ins().ushr_imm_u(c, 4 * i);
+            let idx = self.b.ins().band_imm_u(sel, 7);
+            let shift = self.b.ins().imul_imm_u(idx, 8);
+            let shift = self.b.ins().uextend(types::I64, shift);
+            let byte = self.b.ins().ushr(both, shift);
+            let byte = self.b.ins().band_imm_u(byte, 0xFF);
+            let byte = self.b.ins().ireduce(types::I32, byte);
+            let replicate = self.b.ins().band_imm_u(sel, 8);
+            let sign = self.b.ins().band_imm_u(byte, 0x80);
+            let neg = self.b.ins().iconst(types::I32, 0xFF);
+            let zero = self.b.ins().iconst(types::I32, 0);
+            let signed = self.b.ins().select(sign, neg, zero);
+            let byte = self.b.ins().select(replicate, signed, byte);
+            let byte = self.b.ins().ishl_imm_u(byte, 8 * i);
+            d = self.b.ins().bor(d, byte);
+        }
+        d
     }
 
     /// Zero- or sign-extends an integer value to `to` (no-op when already that wide).

@@ -79,6 +79,12 @@ pub fn destinations(inst: &Inst) -> Vec<u32> {
     {
         regs_of(a, &mut defs);
     }
+    // `.cc` writes the carry flag, the last argument.
+    if let (Some(c), Some(flag)) = (inst.op.carry(), inst.args.last())
+        && c.carry_out
+    {
+        regs_of(flag, &mut defs);
+    }
     defs
 }
 

@@ -26,6 +26,7 @@
 //! `memory`, `data`, `control`); operand access in `operands`.
 
 mod atomic;
+mod carry;
 mod compare;
 mod confine;
 mod control;
@@ -34,6 +35,7 @@ mod data;
 mod float;
 mod half;
 mod int;
+mod int_parts;
 pub mod lanes;
 pub mod liveness;
 mod memory;
@@ -721,7 +723,14 @@ impl<'a, 'b> Translator<'a, 'b> {
             | Op::Match { .. }
             | Op::WarpSync
             | Op::Ldmatrix { .. }
-            | Op::Mma { .. }) => self.sync_point(op, a)?,
+            | Op::Mma { .. }
+            | Op::Redux { .. }
+            | Op::Elect) => self.sync_point(op, a)?,
+            Op::Testp { op, ty } => self.testp(op, ty, a)?,
+            // At most 2t ns: none is within bounds (the operand is still read, and checked).
+            Op::Nanosleep => {
+                self.read(&a[0], crate::types::PtxType::U32)?;
+            }
             Op::Fence => {
                 self.b.ins().fence();
             }

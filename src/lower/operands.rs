@@ -192,6 +192,17 @@ impl Translator<'_, '_> {
                     _ => self.b.ins().bnot(below),
                 }
             }
+            Special::ClusterId(d) => self.special(Special::Ctaid(d)),
+            Special::NClusterId(d) => self.special(Special::Nctaid(d)),
+            Special::TotalSmemSize => {
+                let dynamic = self
+                    .b
+                    .ins()
+                    .load(types::I32, flags, self.ctx, ctx::DYNAMIC_SHARED);
+                let static_bytes = self.env.dynamic_shared_offset as i64;
+                self.b.ins().iadd_imm_s(dynamic, static_bytes)
+            }
+            Special::Constant(v) => self.b.ins().iconst(types::I32, v as i64),
             Special::SmId | Special::GridId => self.b.ins().iconst(types::I32, 0),
             Special::NSmId => self.b.ins().iconst(types::I32, 1),
             Special::Clock | Special::Clock64 | Special::GlobalTimer => {

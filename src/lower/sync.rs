@@ -23,6 +23,11 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                 Op::Shfl(m) => SyncKind::Shfl(m),
                 Op::Vote(m) => SyncKind::Vote(m),
                 Op::Match { all, .. } => SyncKind::Match { all },
+                Op::Redux { op, ty } => SyncKind::Redux {
+                    op,
+                    signed: ty.is_signed(),
+                },
+                Op::Elect => SyncKind::Elect,
                 Op::WarpSync => SyncKind::WarpSync,
                 Op::Ldmatrix { num, trans, .. } => SyncKind::Ldmatrix { num, trans },
                 Op::Mma { bf16 } => SyncKind::Mma { bf16 },
@@ -153,10 +158,14 @@ impl Translator<'_, '_> {
                 let m = self.read(&a[2], PtxType::B32)?;
                 self.store_arg(frame::MASK_ARG, m);
             }
-            Op::Match { ty, .. } => {
+            Op::Match { ty, .. } | Op::Redux { ty, .. } => {
                 let v = self.read(&a[1], ty)?;
                 self.store_arg(0, v);
                 let m = self.read(&a[2], PtxType::B32)?;
+                self.store_arg(frame::MASK_ARG, m);
+            }
+            Op::Elect => {
+                let m = self.read(&a[1], PtxType::B32)?;
                 self.store_arg(frame::MASK_ARG, m);
             }
             Op::WarpSync => {
@@ -227,7 +236,8 @@ impl Translator<'_, '_> {
             },
             Op::Vote(VoteMode::Ballot) => self.write(&a[0], value32, PtxType::B32)?,
             Op::Vote(_) => self.write(&a[0], pred, PtxType::Pred)?,
-            Op::Match { .. } => match &a[0] {
+            Op::Redux { ty, .. } => self.write(&a[0], value32, ty)?,
+            Op::Match { .. } | Op::Elect => match &a[0] {
                 Arg::Pair(d, p) => {
                     self.write(d, value32, PtxType::B32)?;
                     self.write(p, pred, PtxType::Pred)?;

@@ -6,3 +6,4 @@
 pub mod float;
 pub mod half;
 pub mod half_ops;
+pub mod int;

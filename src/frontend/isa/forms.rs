@@ -53,6 +53,33 @@ pub const FORMS: &[Form] = forms![
         "Integer Arithmetic Instructions: bfe", |m| int(IntOp::Bfe, m);
     "bfi.type f, a, b, c, d", ".type = { .b32, .b64 }",
         "Integer Arithmetic Instructions: bfi", |m| int(IntOp::Bfi, m);
+    "mul24.mode.type d, a, b", ".mode = { .hi, .lo }; .type = { .u32, .s32 }",
+        "Integer Arithmetic Instructions: mul24", |m| int(IntOp::Mul24 { hi: m.word(".mode") == Some("hi") }, m);
+    "mad24.mode.type d, a, b, c", ".mode = { .hi, .lo }; .type = { .u32, .s32 }",
+        "Integer Arithmetic Instructions: mad24", |m| int(IntOp::Mad24 { hi: m.word(".mode") == Some("hi") }, m);
+    "sad.type d, a, b, c", ".type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
+        "Integer Arithmetic Instructions: sad", |m| int(IntOp::Sad, m);
+    "bfind{.shiftamt}.type d, a", ".type = { .u32, .u64, .s32, .s64 }",
+        "Integer Arithmetic Instructions: bfind", |m| int(IntOp::Bfind { shiftamt: m.has(".shiftamt") }, m);
+    "bmsk.mode.b32 d, a, b", ".mode = { .clamp, .wrap }",
+        "Integer Arithmetic Instructions: bmsk", |m| int_b32(IntOp::Bmsk { clamp: m.word(".mode") == Some("clamp") });
+    "dp4a.atype.btype d, a, b, c", ".atype = { .u32, .s32 }; .btype = { .u32, .s32 }",
+        "Integer Arithmetic Instructions: dp4a", |m| int_b32(IntOp::Dp4a { a_signed: m.word(".atype") == Some("s32"), b_signed: m.word(".btype") == Some("s32") });
+    "dp2a.mode.atype.btype d, a, b, c", ".mode = { .lo, .hi }; .atype = { .u32, .s32 }; .btype = { .u32, .s32 }",
+        "Integer Arithmetic Instructions: dp2a", |m| int_b32(IntOp::Dp2a { hi: m.word(".mode") == Some("hi"), a_signed: m.word(".atype") == Some("s32"), b_signed: m.word(".btype") == Some("s32") });
+    // ---- Extended-precision integer arithmetic --------------------------------------------
+    "add.cc.type d, a, b", ".type = { .u32, .s32, .u64, .s64 }",
+        "Extended-Precision Integer Arithmetic Instructions: add.cc", |m| int(IntOp::AddCarry(carry(false, true)), m);
+    "addc{.cc}.type d, a, b", ".type = { .u32, .s32, .u64, .s64 }",
+        "Extended-Precision Integer Arithmetic Instructions: addc", |m| int(IntOp::AddCarry(carry(true, m.has(".cc"))), m);
+    "sub.cc.type d, a, b", ".type = { .u32, .s32, .u64, .s64 }",
+        "Extended-Precision Integer Arithmetic Instructions: sub.cc", |m| int(IntOp::SubCarry(carry(false, true)), m);
+    "subc{.cc}.type d, a, b", ".type = { .u32, .s32, .u64, .s64 }",
+        "Extended-Precision Integer Arithmetic Instructions: subc", |m| int(IntOp::SubCarry(carry(true, m.has(".cc"))), m);
+    "mad.mode.cc.type d, a, b, c", ".mode = { .hi, .lo }; .type = { .u32, .s32, .u64, .s64 }",
+        "Extended-Precision Integer Arithmetic Instructions: mad.cc", |m| int(IntOp::MadCarry { hi: m.word(".mode") == Some("hi"), carry: carry(false, true) }, m);
+    "madc.mode{.cc}.type d, a, b, c", ".mode = { .hi, .lo }; .type = { .u32, .s32, .u64, .s64 }",
+        "Extended-Precision Integer Arithmetic Instructions: madc", |m| int(IntOp::MadCarry { hi: m.word(".mode") == Some("hi"), carry: carry(true, m.has(".cc")) }, m);
     // ---- Logic and shift ------------------------------------------------------------------
     "and.type d, a, b", ".type = { .pred, .b16, .b32, .b64 }",
         "Logic and Shift Instructions: and", |m| int(IntOp::And, m);
@@ -74,6 +101,10 @@ pub const FORMS: &[Form] = forms![
         ".type = { .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64 }",
         "Logic and Shift Instructions: shr", |m| int(IntOp::Shr, m);
     // ---- Floating point (f32, f64) ----------------------------------------------------------
+    "testp.op.type p, a", ".op = { .finite, .infinite, .number, .notanumber, .normal, .subnormal }; .type = { .f32, .f64 }",
+        "Floating Point Instructions: testp", |m| testp(m);
+    "copysign.type d, a, b", ".type = { .f32, .f64 }",
+        "Floating Point Instructions: copysign", |m| float(FloatOp::Copysign, m.ty(".type"), m);
     // Directed roundings are decoded; the lowering refuses them (see `lower::float`).
     "add{.rnd}{.ftz}{.sat}.f32 d, a, b", ".rnd = { .rn, .rz, .rm, .rp }",
         "Floating Point Instructions: add", |m| float(FloatOp::Add, PtxType::F32, m);
@@ -289,7 +320,9 @@ pub const FORMS: &[Form] = forms![
     "shfl.sync.mode.b32 d{|p}, a, b, c, membermask", ".mode = { .up, .down, .bfly, .idx }",
         "Data Movement and Conversion Instructions: shfl.sync", |m| Op::Shfl(shfl_mode(m));
     "prmt.b32 d, a, b, c", "",
-        "Data Movement and Conversion Instructions: prmt", |_| Op::Int { op: IntOp::Prmt, ty: PtxType::B32 };
+        "Data Movement and Conversion Instructions: prmt", |_| int_b32(IntOp::Prmt);
+    "prmt.b32.mode d, a, b, c", ".mode = { .f4e, .b4e, .rc8, .ecl, .ecr, .rc16 }",
+        "Data Movement and Conversion Instructions: prmt", |m| int_b32(IntOp::PrmtMode(prmt_mode(m)));
     // ---- Control flow ----------------------------------------------------------------------------
     "bra{.uni} tgt", "", "Control Flow Instructions: bra", |_| Op::Bra;
     "call{.uni} func", "", "Control Flow Instructions: call", |_| Op::Call;
@@ -353,6 +386,12 @@ pub const FORMS: &[Form] = forms![
         "Parallel Synchronization and Communication Instructions: match.sync", |m| Op::Match { all: false, ty: m.ty(".type") };
     "match.all.sync.type d{|p}, a, membermask", ".type = { .b32, .b64 }",
         "Parallel Synchronization and Communication Instructions: match.sync", |m| Op::Match { all: true, ty: m.ty(".type") };
+    "redux.sync.op.type d, a, membermask", ".op = { .add, .min, .max }; .type = { .u32, .s32 }",
+        "Parallel Synchronization and Communication Instructions: redux.sync", |m| redux(m);
+    "redux.sync.op.b32 d, a, membermask", ".op = { .and, .or, .xor }",
+        "Parallel Synchronization and Communication Instructions: redux.sync", |m| redux(m);
+    "elect.sync d{|p}, membermask", "",
+        "Parallel Synchronization and Communication Instructions: elect.sync", |_| Op::Elect;
     "activemask.b32 d", "",
         "Parallel Synchronization and Communication Instructions: activemask", |_| Op::Activemask;
     // ---- Warp-level matrix ---------------------------------------------------------------------------
@@ -368,6 +407,7 @@ pub const FORMS: &[Form] = forms![
     "trap", "", "Miscellaneous Instructions: trap", |_| Op::Trap;
     // With no debugger attached a breakpoint stops the kernel as `trap` does.
     "brkpt", "", "Miscellaneous Instructions: brkpt", |_| Op::Trap;
+    "nanosleep.u32 t", "", "Miscellaneous Instructions: nanosleep", |_| Op::Nanosleep;
 ];
 
 const CMP_TYPES: &str = ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .lo, .ls, .hi, .hs, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
@@ -430,6 +470,61 @@ fn int(op: IntOp, m: &Match) -> Op {
         op,
         ty: m.ty(".type"),
     }
+}
+
+fn int_b32(op: IntOp) -> Op {
+    Op::Int {
+        op,
+        ty: PtxType::B32,
+    }
+}
+
+fn carry(carry_in: bool, carry_out: bool) -> Carry {
+    Carry {
+        carry_in,
+        carry_out,
+    }
+}
+
+fn prmt_mode(m: &Match) -> PrmtMode {
+    match m.word(".mode") {
+        Some("f4e") => PrmtMode::F4e,
+        Some("b4e") => PrmtMode::B4e,
+        Some("rc8") => PrmtMode::Rc8,
+        Some("ecl") => PrmtMode::Ecl,
+        Some("ecr") => PrmtMode::Ecr,
+        _ => PrmtMode::Rc16,
+    }
+}
+
+fn testp(m: &Match) -> Op {
+    let op = match m.word(".op") {
+        Some("finite") => TestOp::Finite,
+        Some("infinite") => TestOp::Infinite,
+        Some("number") => TestOp::Number,
+        Some("notanumber") => TestOp::NotANumber,
+        Some("normal") => TestOp::Normal,
+        _ => TestOp::Subnormal,
+    };
+    Op::Testp {
+        op,
+        ty: m.ty(".type"),
+    }
+}
+
+fn redux(m: &Match) -> Op {
+    let op = match m.word(".op") {
+        Some("add") => ReduxOp::Add,
+        Some("min") => ReduxOp::Min,
+        Some("max") => ReduxOp::Max,
+        Some("and") => ReduxOp::And,
+        Some("or") => ReduxOp::Or,
+        _ => ReduxOp::Xor,
+    };
+    let ty = m
+        .word(".type")
+        .map_or(PtxType::B32, |t| PtxType::from_name(t).expect("u32 or s32"));
+    Op::Redux { op, ty }
 }
 
 fn int_s32(op: IntOp) -> Op {

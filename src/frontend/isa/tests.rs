@@ -251,6 +251,7 @@ fn decode_families_by_type() {
 
 #[test]
 fn a_word_no_element_takes_is_unsupported_not_ignored() {
-    assert!(decode("add.cc.u32").is_err());
+    assert!(decode("add.wrap.u32").is_err());
+    assert!(decode("add.cc.u16").is_err());
     assert!(decode("mul.lo.hi.s32").is_err());
 }
