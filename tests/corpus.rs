@@ -24,6 +24,9 @@ fn element(bytes: &[u8], dtype: &str, i: usize) -> f64 {
         "f64" => f64::from_le_bytes(take(8).try_into().unwrap()),
         "i32" => i32::from_le_bytes(take(4).try_into().unwrap()) as f64,
         "u32" => u32::from_le_bytes(take(4).try_into().unwrap()) as f64,
+        // (Shown as f64 in messages only: exact checks compare the bytes.)
+        "i64" => i64::from_le_bytes(take(8).try_into().unwrap()) as f64,
+        "u64" => u64::from_le_bytes(take(8).try_into().unwrap()) as f64,
         "i16" => i16::from_le_bytes(take(2).try_into().unwrap()) as f64,
         "u16" => u16::from_le_bytes(take(2).try_into().unwrap()) as f64,
         "u8" => bytes[i] as f64,

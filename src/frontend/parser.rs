@@ -737,7 +737,7 @@ impl<'a> Parser<'a> {
             }
             Some(Tok::Word(w)) => {
                 self.pos += 1;
-                if w == "_" {
+                if w == "_" && !self.is_punct('|') {
                     OperandKind::Sink
                 } else if let Some(v) = parse_number(&w) {
                     OperandKind::Imm(v)
@@ -746,10 +746,12 @@ impl<'a> Parser<'a> {
                 } else if self.is_punct('|') {
                     self.pos += 1;
                     let second = self.nested(start, Self::operand)?;
-                    let first = Operand {
-                        kind: OperandKind::Name(w, 0),
-                        span: start,
+                    // `_|p`: a sink for the value, only the predicate wanted.
+                    let kind = match w.as_str() {
+                        "_" => OperandKind::Sink,
+                        _ => OperandKind::Name(w, 0),
                     };
+                    let first = Operand { kind, span: start };
                     OperandKind::Pair(Box::new(first), Box::new(second))
                 } else if self.is_punct('+') {
                     self.pos += 1;
