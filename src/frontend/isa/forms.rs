@@ -260,13 +260,13 @@ pub const FORMS: &[Form] = forms![
         "Half Precision Comparison Instructions: set", |m| set(m);
     "set.CmpOp.BoolOp.dtype.bf16 d, a, b, {!}c", SET_FROM_HALF,
         "Half Precision Comparison Instructions: set", |m| set(m);
-    "set.CmpOp{.ftz}.dtype.f16x2 d, a, b", ".dtype = { .f16x2, .u32, .s32 }; .CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan }",
+    "set.CmpOp{.ftz}.dtype.f16x2 d, a, b", SET_FROM_F16X2,
         "Half Precision Comparison Instructions: set", |m| set(m);
-    "set.CmpOp.BoolOp{.ftz}.dtype.f16x2 d, a, b, {!}c", ".dtype = { .f16x2, .u32, .s32 }; .CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan }; .BoolOp = { .and, .or, .xor }",
+    "set.CmpOp.BoolOp{.ftz}.dtype.f16x2 d, a, b, {!}c", SET_FROM_F16X2,
         "Half Precision Comparison Instructions: set", |m| set(m);
-    "set.CmpOp.dtype.bf16x2 d, a, b", ".dtype = { .bf16x2, .u32, .s32 }; .CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan }",
+    "set.CmpOp.dtype.bf16x2 d, a, b", SET_FROM_BF16X2,
         "Half Precision Comparison Instructions: set", |m| set(m);
-    "set.CmpOp.BoolOp.dtype.bf16x2 d, a, b, {!}c", ".dtype = { .bf16x2, .u32, .s32 }; .CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan }; .BoolOp = { .and, .or, .xor }",
+    "set.CmpOp.BoolOp.dtype.bf16x2 d, a, b, {!}c", SET_FROM_BF16X2,
         "Half Precision Comparison Instructions: set", |m| set(m);
     "selp.type d, a, b, c",
         ".type = { .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64, .f32, .f64 }",
@@ -431,6 +431,12 @@ const SET_BF16_RESULT: &str = ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .lo, .ls
 const SET_FROM_HALF: &str =
     ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
     .BoolOp = { .and, .or, .xor }; .dtype = { .u16, .s16, .u32, .s32 }";
+const SET_FROM_F16X2: &str =
+    ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
+    .BoolOp = { .and, .or, .xor }; .dtype = { .f16x2, .u32, .s32 }";
+const SET_FROM_BF16X2: &str =
+    ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
+    .BoolOp = { .and, .or, .xor }; .dtype = { .bf16x2, .u32, .s32 }";
 const LD_SETS: &str = ".ss = { .const, .global, .local, .param{::entry}, .param{::func}, .shared{::cta}, .shared{::cluster} };
     .vec = { .v2, .v4, .v8 };
     .type = { .b8, .b16, .b32, .b64, .b128, .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .f32, .f64 }";

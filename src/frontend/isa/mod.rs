@@ -49,7 +49,6 @@ pub const SHARED_SETS: &str = ".scope = { .cta, .cluster, .gpu, .sys };
 
 /// The words of an opcode that matched a line, by the element that took them.
 pub struct Match<'o> {
-    pub base: &'o str,
     words: Vec<(&'static str, &'o str)>,
 }
 

@@ -112,10 +112,7 @@ impl Line {
             .enumerate()
             .filter_map(|(e, w)| w.map(|w: usize| (self.elements[e].name, words.rest[w])))
             .collect();
-        Some(Match {
-            base: words.base,
-            words: by_element,
-        })
+        Some(Match { words: by_element })
     }
 
     /// Gives word `i` and those after it each an element of their own (backtracking).
