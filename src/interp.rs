@@ -726,11 +726,7 @@ impl Interpreter {
                     IntOp::Sub { .. } => x.wrapping_sub(y),
                     IntOp::Mul(MulMode::Lo) => x.wrapping_mul(y),
                     IntOp::Mul(MulMode::Hi) | IntOp::Mad(MulMode::Hi) => {
-                        let hi = if signed {
-                            ((sx(x) as i128 * sx(y) as i128) >> bits) as u64
-                        } else {
-                            ((x as u128 * y as u128) >> bits) as u64
-                        };
+                        let hi = si::mul_half(bits, signed, true, x, y);
                         if op == IntOp::Mad(MulMode::Hi) {
                             hi.wrapping_add(self.read(blk, t, &a[3], ty)?)
                         } else {

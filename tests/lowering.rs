@@ -17,14 +17,24 @@ fn run_body(decls: &str, body: &str, words: usize) -> Vec<u64> {
 }
 
 fn run_ptx(ptx: &str, words: usize, grid: impl Into<Dim3>, block: impl Into<Dim3>) -> Vec<u64> {
+    let config = LaunchConfig {
+        grid: grid.into(),
+        block: block.into(),
+        dynamic_shared_bytes: 0,
+    };
+    launch(ptx, words * 8, &config).to_vec()
+}
+
+/// Launches kernel `k(.param .u64 out)` of `ptx` with an output buffer of `bytes`.
+fn launch(ptx: &str, bytes: usize, config: &LaunchConfig) -> DeviceBuffer {
     let module = Module::from_ptx(ptx).unwrap_or_else(|e| panic!("{e}\n{ptx}"));
-    let out = DeviceBuffer::zeroed(words * 8).unwrap();
+    let out = DeviceBuffer::zeroed(bytes).unwrap();
     module
         .kernel("k")
         .unwrap()
-        .launch(grid, block, &[Arg::buffer(&out)])
+        .launch_with(config, &[Arg::buffer(&out)])
         .unwrap();
-    out.to_vec()
+    out
 }
 
 /// `st.global.u64 [%out+8*i], %rdN` lines for registers already holding results.
@@ -362,19 +372,12 @@ fn dynamic_shared_memory_is_sized_at_launch() {
          mov.u32 %r2, dyn;\nst.shared.u32 [%r2+1020], %r1;\nld.shared.u32 %r3, [dyn+1020];\n\
          st.global.u32 [%rd1], %r3;\nret;\n}}\n"
     );
-    let module = Module::from_ptx(&ptx).unwrap();
-    let out = DeviceBuffer::zeroed(4).unwrap();
     let config = LaunchConfig {
         grid: Dim3::new(2, 1, 1),
         block: Dim3::new(1, 1, 1),
         dynamic_shared_bytes: 1024,
     };
-    module
-        .kernel("k")
-        .unwrap()
-        .launch_with(&config, &[Arg::buffer(&out)])
-        .unwrap();
-    assert_eq!(out.to_vec::<u32>(), vec![1024]);
+    assert_eq!(launch(&ptx, 4, &config).to_vec::<u32>(), vec![1024]);
 }
 
 #[test]
@@ -565,19 +568,12 @@ fn cluster_registers_describe_clusters_of_one_cta() {
          st.global.v4.u32 [%rd1], {{%r1, %r2, %r3, %r4}};\nst.global.v4.u32 [%rd1+16], {{%r5, %r6, %r7, %r8}};\n\
          st.global.v2.u32 [%rd1+32], {{%r9, %r10}};\nret;\n}}\n"
     );
-    let module = Module::from_ptx(&ptx).unwrap();
-    let out = DeviceBuffer::zeroed(96).unwrap();
     let config = LaunchConfig {
         grid: Dim3::new(1, 2, 1),
         block: Dim3::new(32, 1, 1),
         dynamic_shared_bytes: 64,
     };
-    module
-        .kernel("k")
-        .unwrap()
-        .launch_with(&config, &[Arg::buffer(&out)])
-        .unwrap();
-    let words: Vec<u32> = out.to_vec();
+    let words: Vec<u32> = launch(&ptx, 96, &config).to_vec();
     // Static shared memory ends at 100 bytes, aligned to 16 for the dynamic region: 112 + 64.
     assert_eq!(words[..10], [0, 2, 0, 1, 0, 1, 0, 0, 176, 176]);
     assert_eq!(words[12..22], [1, 2, 0, 1, 0, 1, 0, 0, 176, 176]);

@@ -59,8 +59,8 @@ impl Translator<'_, '_> {
         Ok(())
     }
 
-    /// The `.lo` or `.hi` half of `x * y` (signed for signed types).
-    fn product_half(&mut self, hi: bool, ty: PtxType, x: Value, y: Value) -> Value {
+    /// The `.lo` or `.hi` half of `x * y` (signed for signed types): `mul`, `mad`, `mad.cc`.
+    pub(super) fn product_half(&mut self, hi: bool, ty: PtxType, x: Value, y: Value) -> Value {
         match (hi, ty.is_signed()) {
             (false, _) => self.b.ins().imul(x, y),
             (true, true) => self.b.ins().smulhi(x, y),

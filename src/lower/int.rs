@@ -135,24 +135,9 @@ impl Translator<'_, '_> {
                 let r = self.b.ins().smin(r, hi);
                 self.b.ins().ireduce(types::I32, r)
             }
-            IntOp::Mul(MulMode::Lo) => self.b.ins().imul(x, y),
-            IntOp::Mul(MulMode::Hi) => {
-                if signed {
-                    self.b.ins().smulhi(x, y)
-                } else {
-                    self.b.ins().umulhi(x, y)
-                }
-            }
+            IntOp::Mul(mode) => self.product_half(mode == MulMode::Hi, ty, x, y),
             IntOp::Mad(mode) => {
-                let m = if mode == MulMode::Hi {
-                    if signed {
-                        self.b.ins().smulhi(x, y)
-                    } else {
-                        self.b.ins().umulhi(x, y)
-                    }
-                } else {
-                    self.b.ins().imul(x, y)
-                };
+                let m = self.product_half(mode == MulMode::Hi, ty, x, y);
                 let c = self.read(&a[3], ty)?;
                 self.b.ins().iadd(m, c)
             }

@@ -670,28 +670,27 @@ fn vec(m: &Match) -> u8 {
         .unwrap_or(1)
 }
 
-fn ld(m: &Match) -> Op {
-    // `ld.global.nc` and `ld.mmio...global` name the space as a literal.
-    let space = match m.word(".ss") {
+/// The space of a memory line: its `.ss`, or the `.global` that `ld.global.nc` and the
+/// `.mmio` lines write as a literal.
+fn memory_space(m: &Match) -> StateSpace {
+    match m.word(".ss") {
         Some(s) => space(Some(s)),
         None if m.has(".global") => StateSpace::Global,
         None => StateSpace::Generic,
-    };
+    }
+}
+
+fn ld(m: &Match) -> Op {
     Op::Ld {
-        space,
+        space: memory_space(m),
         ty: m.ty(".type"),
         vec: vec(m),
     }
 }
 
 fn st(m: &Match) -> Op {
-    let space = match m.word(".ss") {
-        Some(s) => space(Some(s)),
-        None if m.has(".global") => StateSpace::Global,
-        None => StateSpace::Generic,
-    };
     Op::St {
-        space,
+        space: memory_space(m),
         ty: m.ty(".type"),
         vec: vec(m),
     }

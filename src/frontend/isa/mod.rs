@@ -99,10 +99,11 @@ struct Table {
 fn table() -> &'static Table {
     static TABLE: OnceLock<Table> = OnceLock::new();
     TABLE.get_or_init(|| {
+        let shared = syntax::parse_sets(SHARED_SETS);
         let lines: Vec<Line> = FORMS
             .iter()
             .enumerate()
-            .map(|(i, f)| Line::new(i, f))
+            .map(|(i, f)| Line::new(i, f, &shared))
             .collect();
         let mut by_base: HashMap<&'static str, Vec<usize>> = HashMap::new();
         for (i, l) in lines.iter().enumerate() {

@@ -1,7 +1,7 @@
 //! The notation of the ISA's syntax lines, compiled once: opcode patterns into elements,
 //! operand lists into counts and address positions; and the matcher of an opcode's words.
 
-use super::{Form, Match, SHARED_SETS};
+use super::{Form, Match};
 
 /// An opcode split at its dots: `atom.global.add.u32` → `atom`, [`global`, `add`, `u32`].
 pub struct Words<'o> {
@@ -51,16 +51,16 @@ pub struct Line {
 }
 
 impl Line {
-    pub fn new(index: usize, form: &'static Form) -> Line {
+    /// Compiles `form`; `shared` is [`super::SHARED_SETS`] parsed (once, by the caller).
+    pub fn new(index: usize, form: &'static Form, shared: &[(&'static str, Vec<String>)]) -> Line {
         let (pattern, operands) = form
             .syntax
             .split_once(char::is_whitespace)
             .unwrap_or((form.syntax, ""));
         let sets = parse_sets(form.sets);
-        let shared = parse_sets(SHARED_SETS);
         let (base, elements) = parse_pattern(pattern, |name| {
             sets.iter()
-                .chain(&shared)
+                .chain(shared)
                 .find(|(n, _)| *n == name)
                 .map(|(_, m)| m.clone())
         });
@@ -156,7 +156,7 @@ impl Line {
 }
 
 /// `.name = { .a, .b{::c} }; ...` → (`.name`, [`a`, `b`, `b::c`]).
-fn parse_sets(text: &'static str) -> Vec<(&'static str, Vec<String>)> {
+pub fn parse_sets(text: &'static str) -> Vec<(&'static str, Vec<String>)> {
     text.split(';')
         .filter(|d| !d.trim().is_empty())
         .map(|d| {
