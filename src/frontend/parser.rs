@@ -633,7 +633,7 @@ impl<'a> Parser<'a> {
         };
         let (opcode, opcode_span) = self.word("an instruction")?;
         let mut operands = Vec::new();
-        if isa::decode(&opcode).is_err() {
+        if !isa::knows_base(&opcode) {
             // An instruction ptxjit does not know may have operand syntax it does not know
             // either (`tex`'s `[tex, {x, y}]`): skip to its end; the checker names it.
             return self.skip_unknown_instruction(guard, opcode, opcode_span, start);

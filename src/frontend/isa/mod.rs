@@ -150,6 +150,14 @@ pub fn decode_instruction(opcode: &str, operands: usize) -> Result<Decoded, Deco
     )))
 }
 
+/// Whether some line has the opcode's base name (`ld` of `ld.global.v3.f32`): the parser
+/// reads the operands of such an instruction, and skips those of one no line knows
+/// (`tex`'s `[tex, {x, y}]`), leaving the checker to name it.
+pub fn knows_base(opcode: &str) -> bool {
+    let base = opcode.split('.').next().unwrap_or("");
+    table().by_base.contains_key(base)
+}
+
 /// Decodes an opcode alone (the first line it matches, whatever its operands).
 pub fn decode(opcode: &str) -> Result<Op, String> {
     let words = Words::split(opcode);

@@ -139,19 +139,17 @@ impl Line {
 
     /// Every required element has its word, and each optional group all or none.
     fn complete(&self, taken: &[Option<usize>]) -> bool {
-        let mut groups: Vec<(usize, bool)> = Vec::new();
+        // Bit g: group g has an element present / absent (a line has far fewer than 64).
+        let (mut present, mut absent) = (0u64, 0u64);
         for (e, element) in self.elements.iter().enumerate() {
-            match element.group {
-                None if taken[e].is_none() => return false,
-                None => {}
-                Some(g) => match groups.iter().find(|(id, _)| *id == g) {
-                    Some(&(_, present)) if present != taken[e].is_some() => return false,
-                    Some(_) => {}
-                    None => groups.push((g, taken[e].is_some())),
-                },
+            match (element.group, taken[e].is_some()) {
+                (None, false) => return false,
+                (None, true) => {}
+                (Some(g), true) => present |= 1 << g,
+                (Some(g), false) => absent |= 1 << g,
             }
         }
-        true
+        present & absent == 0
     }
 }
 
@@ -220,6 +218,10 @@ fn parse_pattern(
             _ => panic!("unexpected '{c}' in the pattern '{pattern}'"),
         }
     }
+    assert!(
+        groups <= 64,
+        "'{pattern}' has more optional groups than `complete` counts"
+    );
     (&pattern[..base_end], elements)
 }
 
