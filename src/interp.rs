@@ -14,8 +14,8 @@ use crate::error::{Error, Result};
 use crate::frontend::ast::{FunctionKind, StateSpace};
 use crate::frontend::check::immediate_bits;
 use crate::frontend::checked::{
-    self, AddrBase, Arg, BoolOp, CmpOp, CvtMods, Dim, FloatMods, FloatOp, IntOp, MulMode, Op,
-    Rounding, Special, Symbol,
+    self, AddrBase, Arg, BoolOp, CmpOp, CvtMods, Dim, FloatMods, FloatOp, IntOp, MulMode,
+    NarrowCvt, Op, Rounding, Special, Symbol,
 };
 use crate::jit::{CompileOptions, place_variables};
 use crate::kernel::{Arg as KernelArg, check_ptx};
@@ -24,6 +24,7 @@ use crate::semantics::float as fl;
 use crate::semantics::half::{BF16, F16, HalfFormat};
 use crate::semantics::half_ops;
 use crate::semantics::int as si;
+use crate::semantics::minifloat::{tf32, ue8m0};
 use crate::types::PtxType;
 
 pub struct Interpreter {
@@ -518,6 +519,7 @@ impl Interpreter {
                 self.write(blk, t, &a[0], v, dst.bits_type())?;
             }
             Op::Cvt { dst, src, mods } => self.cvt(blk, t, dst, src, mods, a)?,
+            Op::CvtNarrow(form) => self.cvt_narrow(blk, t, form, a)?,
             Op::Fence => {}
             _ => return Err("not supported by the interpreter".into()),
         }
@@ -877,6 +879,84 @@ impl Interpreter {
             };
             r |= (v as u64) << (16 * l);
         }
+        self.write(blk, t, &a[0], r, ty)
+    }
+
+    /// `cvt` to and from the narrow formats, per `semantics::minifloat`.
+    fn cvt_narrow(
+        &self,
+        blk: &Block,
+        t: &mut Thread,
+        form: NarrowCvt,
+        a: &[Arg],
+    ) -> std::result::Result<(), String> {
+        // The sources of a pair conversion as f64, upper slot first.
+        let pair = |src: PtxType, t: &Thread| -> std::result::Result<[f64; 2], String> {
+            if src == PtxType::F32 {
+                let f = |k: usize| -> std::result::Result<f64, String> {
+                    Ok(f32::from_bits(self.read(blk, t, &a[k], PtxType::B32)? as u32) as f64)
+                };
+                return Ok([f(1)?, f(2)?]);
+            }
+            let fmt = if src == PtxType::F16x2 { F16 } else { BF16 };
+            let w = self.read(blk, t, &a[1], PtxType::B32)?;
+            Ok([fmt.to_f64((w >> 16) as u16), fmt.to_f64(w as u16)])
+        };
+        let (r, ty) = match form {
+            NarrowCvt::ToMini {
+                fmt,
+                src,
+                rnd,
+                relu,
+            } => {
+                let [hi, lo] = pair(src, t)?;
+                let r = (fmt.round(hi, rnd, relu) as u64) << fmt.slot_bits()
+                    | fmt.round(lo, rnd, relu) as u64;
+                (r, PtxType::B16)
+            }
+            NarrowCvt::FromMini { fmt, dst, relu } => {
+                let half = if dst == PtxType::F16x2 { F16 } else { BF16 };
+                let w = self.read(blk, t, &a[1], PtxType::B16)?;
+                let widen = |s: u64| {
+                    let bits = (s & ((1 << fmt.width()) - 1)) as u8;
+                    let h = half.round(fmt.to_f64(bits), Rounding::Rn);
+                    (if relu { half.relu(h) } else { h }) as u64
+                };
+                (widen(w >> fmt.slot_bits()) << 16 | widen(w), dst)
+            }
+            NarrowCvt::ToUe8m0 {
+                src,
+                rnd,
+                satfinite,
+            } => {
+                let [hi, lo] = pair(src, t)?;
+                let r = |x| ue8m0::round(x, rnd, satfinite) as u64;
+                (r(hi) << 8 | r(lo), PtxType::B16)
+            }
+            NarrowCvt::FromUe8m0 => {
+                let w = self.read(blk, t, &a[1], PtxType::B16)?;
+                let b = |c: u64| BF16.round(ue8m0::to_f64(c as u8), Rounding::Rn) as u64;
+                (b(w >> 8) << 16 | b(w & 0xFF), PtxType::BF16x2)
+            }
+            NarrowCvt::ToTf32 {
+                rnd,
+                satfinite,
+                relu,
+            } => {
+                let f = self.read(blk, t, &a[1], PtxType::B32)? as u32;
+                (tf32::round(f, rnd, satfinite, relu) as u64, PtxType::B32)
+            }
+            NarrowCvt::PackSat { bits, signed } => {
+                let c = if bits == 16 {
+                    0
+                } else {
+                    self.read(blk, t, &a[3], PtxType::B32)? as u32
+                };
+                let x = self.read(blk, t, &a[1], PtxType::S32)? as i32;
+                let y = self.read(blk, t, &a[2], PtxType::S32)? as i32;
+                (si::pack_sat(bits, signed, x, y, c) as u64, PtxType::B32)
+            }
+        };
         self.write(blk, t, &a[0], r, ty)
     }
 

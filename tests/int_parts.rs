@@ -247,3 +247,22 @@ fn prmt_modes_pick_the_bytes_of_their_tables() {
         reference::prmt(x[0] as u32, x[1] as u32, x[2] as u32) as u64
     });
 }
+
+#[test]
+fn cvt_pack_sat_saturates_both_sources_and_packs_them_above_c() {
+    for bits in [2u32, 4, 8] {
+        for signed in [false, true] {
+            let t = format!("{}{bits}", if signed { 's' } else { 'u' });
+            let inst = format!("cvt.pack.sat.{t}.s32.b32 {{d}}, {{a}}, {{b}}, {{c}}");
+            agrees(&inst, 32, 3, |x| {
+                reference::pack_sat(bits, signed, x[0] as i32, x[1] as i32, x[2] as u32) as u64
+            });
+        }
+    }
+    for t in ["u16", "s16"] {
+        let inst = format!("cvt.pack.sat.{t}.s32 {{d}}, {{a}}, {{b}}");
+        agrees(&inst, 32, 2, |x| {
+            reference::pack_sat(16, t == "s16", x[0] as i32, x[1] as i32, 0) as u64
+        });
+    }
+}

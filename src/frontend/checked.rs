@@ -3,6 +3,7 @@
 
 use super::ast::{FunctionKind, Immediate, StateSpace};
 use crate::error::{Source, Span};
+use crate::semantics::minifloat::Mini;
 use crate::types::PtxType;
 use std::sync::Arc;
 
@@ -443,6 +444,9 @@ pub enum Op {
         src: PtxType,
         mods: CvtMods,
     },
+    /// `cvt` to or from a format no register holds (fp8, fp6, fp4, ue8m0, tf32), and
+    /// `cvt.pack.sat`.
+    CvtNarrow(NarrowCvt),
     Int {
         op: IntOp,
         ty: PtxType,
@@ -532,6 +536,38 @@ impl Op {
             _ => None,
         }
     }
+}
+
+/// The `cvt` forms of `Op::CvtNarrow`. Pairs pack the first source (`a`, or the upper half of
+/// a packed source) into the upper slot.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NarrowCvt {
+    /// `cvt.frnd.satfinite{.relu}.fmt.{f32,f16x2,bf16x2}`: `src` is F32 (`d, a, b`) or a pair.
+    ToMini {
+        fmt: Mini,
+        src: PtxType,
+        rnd: Rounding,
+        relu: bool,
+    },
+    /// `cvt.rn{.relu}.{f16x2,bf16x2}.fmt d, a`.
+    FromMini { fmt: Mini, dst: PtxType, relu: bool },
+    /// `cvt.frnd3{.satfinite}.ue8m0x2.{f32,bf16x2}`.
+    ToUe8m0 {
+        src: PtxType,
+        rnd: Rounding,
+        satfinite: bool,
+    },
+    /// `cvt.rn.bf16x2.ue8m0x2 d, a`.
+    FromUe8m0,
+    /// `cvt.rna{.satfinite}.tf32.f32` and `cvt.frnd2{.satfinite}{.relu}.tf32.f32`.
+    ToTf32 {
+        rnd: Rounding,
+        satfinite: bool,
+        relu: bool,
+    },
+    /// `cvt.pack.sat.convertType.s32{.b32} d, a, b{, c}`: a and b saturated to `bits`-bit
+    /// integers, packed above `c` (`bits` 16: no `c`).
+    PackSat { bits: u32, signed: bool },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -79,6 +79,7 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
         let op_ok = match inst.op {
             Op::Mov(_)
             | Op::Cvt { .. }
+            | Op::CvtNarrow(_)
             | Op::Int { .. }
             | Op::Float { .. }
             | Op::Setp { .. }

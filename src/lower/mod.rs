@@ -39,6 +39,7 @@ mod int_parts;
 pub mod lanes;
 pub mod liveness;
 mod memory;
+mod narrow;
 mod operands;
 pub mod softfloat;
 pub mod sync;
@@ -713,6 +714,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 ty,
             } => self.cvta(to_generic, space, ty, a)?,
             Op::Cvt { dst, src, mods } => self.cvt(dst, src, mods, a)?,
+            Op::CvtNarrow(form) => self.cvt_narrow(form, a)?,
             Op::Int { op, ty } => self.int(op, ty, a)?,
             Op::Float { op, ty, mods } if ty.is_half() => self.half(op, ty, mods, a)?,
             Op::Float { op, ty, mods } => self.float(op, ty, mods, a)?,

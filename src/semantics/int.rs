@@ -168,6 +168,19 @@ pub fn prmt_mode(mode: PrmtMode, a: u32, b: u32, c: u32) -> u32 {
     prmt(a, b, prmt_mode_selector(mode, c))
 }
 
+/// `cvt.pack.sat.convertType.s32{.b32} d, a, b{, c}`: `a` and `b` saturated to `bits`-bit
+/// integers, `a` above `b`, both above `c` shifted left by `2 * bits` (`bits` 16: `c` = 0).
+pub fn pack_sat(bits: u32, signed: bool, a: i32, b: i32, c: u32) -> u32 {
+    let (lo, hi) = if signed {
+        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+    } else {
+        (0, (1i64 << bits) - 1)
+    };
+    let sat = |x: i32| (x as i64).clamp(lo, hi) as u64 & ((1 << bits) - 1);
+    let packed = sat(a) << bits | sat(b);
+    ((c as u64) << (2 * bits) | packed) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,3 +7,4 @@ pub mod float;
 pub mod half;
 pub mod half_ops;
 pub mod int;
+pub mod minifloat;

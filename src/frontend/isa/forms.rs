@@ -5,6 +5,7 @@
 use super::{Form, Match};
 use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::*;
+use crate::semantics::minifloat::Mini;
 use crate::types::PtxType;
 
 macro_rules! forms {
@@ -317,6 +318,38 @@ pub const FORMS: &[Form] = forms![
         "Data Movement and Conversion Instructions: cvt", |m| cvt(m);
     "cvt.frnd2{.relu}{.satfinite}.dtype.f32 d, a, b", ".frnd2 = { .rn, .rz }; .dtype = { .f16x2, .bf16x2 }",
         "Data Movement and Conversion Instructions: cvt", |m| cvt(m);
+    "cvt.frnd.satfinite{.relu}.f8x2type.f32 d, a, b", NARROW_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| to_mini(".f8x2type", PtxType::F32, m);
+    "cvt.frnd.satfinite{.relu}.f8x2type.stype d, a", NARROW_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| to_mini(".f8x2type", m.ty(".stype"), m);
+    "cvt.rn{.relu}.dtype.f8x2type d, a", NARROW_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| from_mini(".f8x2type", m);
+    "cvt.frnd.satfinite{.relu}.f6x2type.f32 d, a, b", NARROW_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| to_mini(".f6x2type", PtxType::F32, m);
+    "cvt.frnd.satfinite{.relu}.f6x2type.stype d, a", NARROW_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| to_mini(".f6x2type", m.ty(".stype"), m);
+    "cvt.rn{.relu}.dtype.f6x2type d, a", NARROW_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| from_mini(".f6x2type", m);
+    "cvt.frnd.satfinite{.relu}.f4x2type.f32 d, a, b", NARROW_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| to_mini(".f4x2type", PtxType::F32, m);
+    "cvt.frnd.satfinite{.relu}.f4x2type.stype d, a", NARROW_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| to_mini(".f4x2type", m.ty(".stype"), m);
+    "cvt.rn{.relu}.dtype.f4x2type d, a", NARROW_SETS,
+        "Data Movement and Conversion Instructions: cvt", |m| from_mini(".f4x2type", m);
+    "cvt.frnd3{.satfinite}.ue8m0x2.f32 d, a, b", ".frnd3 = { .rz, .rp }",
+        "Data Movement and Conversion Instructions: cvt", |m| to_ue8m0(PtxType::F32, m);
+    "cvt.frnd3{.satfinite}.ue8m0x2.bf16x2 d, a", ".frnd3 = { .rz, .rp }",
+        "Data Movement and Conversion Instructions: cvt", |m| to_ue8m0(PtxType::BF16x2, m);
+    "cvt.rn.bf16x2.ue8m0x2 d, a", "",
+        "Data Movement and Conversion Instructions: cvt", |_| Op::CvtNarrow(NarrowCvt::FromUe8m0);
+    "cvt.rna{.satfinite}.tf32.f32 d, a", "",
+        "Data Movement and Conversion Instructions: cvt", |m| to_tf32(m);
+    "cvt.frnd2{.satfinite}{.relu}.tf32.f32 d, a", ".frnd2 = { .rn, .rz }",
+        "Data Movement and Conversion Instructions: cvt", |m| to_tf32(m);
+    "cvt.pack.sat.convertType.abType d, a, b", ".convertType = { .u16, .s16 }; .abType = { .s32 }",
+        "Data Movement and Conversion Instructions: cvt.pack", |m| pack_sat(m);
+    "cvt.pack.sat.convertType.abType.cType d, a, b, c", ".convertType = { .u2, .s2, .u4, .s4, .u8, .s8 }; .abType = { .s32 }; .cType = { .b32 }",
+        "Data Movement and Conversion Instructions: cvt.pack", |m| pack_sat(m);
     "shfl.sync.mode.b32 d{|p}, a, b, c, membermask", ".mode = { .up, .down, .bfly, .idx }",
         "Data Movement and Conversion Instructions: shfl.sync", |m| Op::Shfl(shfl_mode(m));
     "prmt.b32 d, a, b, c", "",
@@ -448,6 +481,11 @@ const ST_SETS: &str = ".ss = { .global, .local, .param{::func}, .shared{::cta}, 
 const CVTA_SETS: &str =
     ".space = { .const, .global, .local, .shared{::cta}, .shared{::cluster}, .param{::entry} };
     .size = { .u32, .u64 }";
+/// The narrow formats by family; `.stype`/`.dtype` the packed halves they convert from/to.
+const NARROW_SETS: &str = ".frnd = { .rn, .rz }; .f8x2type = { .e4m3x2, .e5m2x2 };
+    .f6x2type = { .e2m3x2, .e3m2x2 }; .f4x2type = { .e2m1x2 }; .stype = { .f16x2, .bf16x2 };
+    .dtype = { .f16x2, .bf16x2 }";
+
 const CVT_SETS: &str = ".irnd = { .rni, .rzi, .rmi, .rpi }; .frnd = { .rn, .rz, .rm, .rp };
     .dtype = { .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .bf16, .f16, .f32, .f64 };
     .atype = { .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .bf16, .f16, .f32, .f64 }";
@@ -722,6 +760,52 @@ fn cvt(m: &Match) -> Op {
             satfinite: m.has(".satfinite"),
         },
     }
+}
+
+fn mini(set: &str, m: &Match) -> Mini {
+    let name = m.word(set).expect("the row names the format");
+    Mini::from_name(name.trim_end_matches("x2")).expect("the set holds formats")
+}
+
+fn to_mini(set: &str, src: PtxType, m: &Match) -> Op {
+    Op::CvtNarrow(NarrowCvt::ToMini {
+        fmt: mini(set, m),
+        src,
+        rnd: rounding(m.word(".frnd")).expect(".frnd is required"),
+        relu: m.has(".relu"),
+    })
+}
+
+fn from_mini(set: &str, m: &Match) -> Op {
+    Op::CvtNarrow(NarrowCvt::FromMini {
+        fmt: mini(set, m),
+        dst: m.ty(".dtype"),
+        relu: m.has(".relu"),
+    })
+}
+
+fn to_ue8m0(src: PtxType, m: &Match) -> Op {
+    Op::CvtNarrow(NarrowCvt::ToUe8m0 {
+        src,
+        rnd: rounding(m.word(".frnd3")).expect(".frnd3 is required"),
+        satfinite: m.has(".satfinite"),
+    })
+}
+
+fn to_tf32(m: &Match) -> Op {
+    Op::CvtNarrow(NarrowCvt::ToTf32 {
+        rnd: rounding(m.word(".frnd2")).unwrap_or(Rounding::Rna),
+        satfinite: m.has(".satfinite"),
+        relu: m.has(".relu"),
+    })
+}
+
+fn pack_sat(m: &Match) -> Op {
+    let ty = m.word(".convertType").expect("required");
+    Op::CvtNarrow(NarrowCvt::PackSat {
+        bits: ty[1..].parse().expect("a width"),
+        signed: ty.starts_with('s'),
+    })
 }
 
 fn shfl_mode(m: &Match) -> ShflMode {

@@ -255,3 +255,36 @@ fn a_word_no_element_takes_is_unsupported_not_ignored() {
     assert!(decode("add.cc.u16").is_err());
     assert!(decode("mul.lo.hi.s32").is_err());
 }
+
+#[test]
+fn decode_narrow_conversions_by_direction() {
+    use crate::semantics::minifloat::Mini;
+    assert_eq!(
+        decode("cvt.rn.satfinite.relu.e4m3x2.f16x2").unwrap(),
+        Op::CvtNarrow(NarrowCvt::ToMini {
+            fmt: Mini::E4m3,
+            src: PtxType::F16x2,
+            rnd: Rounding::Rn,
+            relu: true
+        })
+    );
+    assert_eq!(
+        decode("cvt.rn.bf16x2.e2m1x2").unwrap(),
+        Op::CvtNarrow(NarrowCvt::FromMini {
+            fmt: Mini::E2m1,
+            dst: PtxType::BF16x2,
+            relu: false
+        })
+    );
+    assert_eq!(
+        decode("cvt.pack.sat.s4.s32.b32").unwrap(),
+        Op::CvtNarrow(NarrowCvt::PackSat {
+            bits: 4,
+            signed: true
+        })
+    );
+    // .satfinite is part of every line to a narrow format; ue8m0 has no .rn.
+    assert!(decode("cvt.rn.e4m3x2.f32").is_err());
+    assert!(decode("cvt.rn.satfinite.ue8m0x2.f32").is_err());
+    assert!(decode("cvt.rm.tf32.f32").is_err());
+}
