@@ -11,7 +11,7 @@
 
 use ptxjit_runtime::{BlockContext, Status};
 
-use crate::frontend::checked::{BarKind, BarRed, ReduxOp, ShflMode, VoteMode};
+use crate::frontend::checked::{BarKind, BarRed, MmaForm, MmaType, ReduxOp, ShflMode, VoteMode};
 
 /// Byte offsets within a thread's frame, and the block header before the frames.
 pub mod frame {
@@ -64,9 +64,8 @@ pub enum SyncKind {
     /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`: ARGS = [host address of this
     /// lane's row]; results: N words.
     Ldmatrix { num: u32, trans: bool },
-    /// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`: ARGS = [a0..a3,
-    /// b0, b1, c0..c3]; results: d0..d3.
-    Mma { bf16: bool },
+    /// `mma.sync.aligned...`: ARGS = the A, B and C registers in order; results: D's.
+    Mma(MmaForm),
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -206,7 +205,7 @@ impl CoopKernel {
                 }
                 // On sm_70 and later, lanes that have exited drop out of a membermask and the
                 // others proceed without them; `ldmatrix` and `mma` need the whole warp.
-                let whole_warp = matches!(kind, SyncKind::Ldmatrix { .. } | SyncKind::Mma { .. });
+                let whole_warp = matches!(kind, SyncKind::Ldmatrix { .. } | SyncKind::Mma(_));
                 if whole_warp && lanes < 32 {
                     return Err(self.fail(status::INCOMPLETE_COLLECTIVE, point));
                 }
@@ -250,22 +249,19 @@ impl CoopKernel {
             }
             return;
         }
-        if let SyncKind::Mma { bf16 } = kind {
-            let regs: Vec<[u32; 10]> = (0..32)
+        if let SyncKind::Mma(form) = kind {
+            let [na, nb, nc, _] = form.registers();
+            let n = (na + nb + nc) as i32;
+            let regs: Vec<Vec<u64>> = (0..32)
                 .map(|l| {
-                    std::array::from_fn(|k| {
-                        if l < lanes {
-                            arg(f, l, k as i32) as u32
-                        } else {
-                            0
-                        }
-                    })
+                    (0..n)
+                        .map(|k| if l < lanes { arg(f, l, k) } else { 0 })
+                        .collect()
                 })
                 .collect();
-            let d = mma_m16n8k16(bf16, &regs);
+            let d = mma(form, &regs);
             for &l in members {
-                let words: Vec<u64> = d[l].iter().map(|x| x.to_bits() as u64).collect();
-                f.release_with(base + l, &words, false);
+                f.release_with(base + l, &d[l], false);
             }
             return;
         }
@@ -400,52 +396,147 @@ fn ldmatrix(num: u32, trans: bool, row_address: impl Fn(usize) -> u64) -> Vec<Ve
         .collect()
 }
 
-/// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32` for a whole warp, from
-/// each lane's registers [a0..a3, b0, b1, c0..c3] (fragment layouts of the ISA, 9.7.13.4.8).
-/// The products are exact; each D element is their sum with C computed in f64 and rounded
-/// once to f32 (PTX does not define the accumulation order or precision).
-pub fn mma_m16n8k16(bf16: bool, regs: &[[u32; 10]]) -> Vec<[f32; 4]> {
-    let fmt = if bf16 {
-        crate::semantics::half::BF16
-    } else {
-        crate::semantics::half::F16
-    };
-    let half = |word: u32, hi: bool| fmt.to_f64(if hi { (word >> 16) as u16 } else { word as u16 });
-    let mut a = [[0f64; 16]; 16];
-    let mut b = [[0f64; 8]; 16];
-    let mut c = [[0f64; 8]; 16];
+/// `mma.sync.aligned` over a warp: `regs[lane]` holds the lane's A, B and C registers in
+/// order; the result is each lane's D registers.
+///
+/// Fragments (ISA "Matrix Fragments for mma.m16n8k*", "mma.m8n8k*"): lane = 4 g + t; an
+/// m16n8 A register r holds row g + 8 (r mod 2), columns from t·e + (r div 2)·k/2 (e
+/// elements per register); B register r holds rows (k) from t·e + r·k/2 of column g; C and D
+/// element i is at row g + 8 (i div 2), column 2t + (i mod 2). The m8n8 shapes are the same
+/// with one A and B register and rows g only.
+///
+/// Accumulation: every product is exact and the sum over k, then C, is taken in f64 and
+/// rounded once to D's type (to nearest even; a NaN gives the canonical NaN); tf32 inputs
+/// ignore their low 13 bits; f64 is a chain of fused multiply-adds from C in k order;
+/// integers sum exactly and wrap to s32, or clamp with `.satfinite`. Tensor cores round their
+/// partial sums in ways NVIDIA does not document: results within one rounding of the exact
+/// sum are what this promises (exact for integers and for sums without cancellation).
+pub fn mma(form: MmaForm, regs: &[Vec<u64>]) -> Vec<Vec<u64>> {
+    let [na, nb, _, nd] = form.registers();
+    let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
+    let tall = m == 16;
+    let mut a = vec![vec![Value::Int(0); k]; m];
+    let mut b = vec![vec![Value::Int(0); n]; k];
+    let mut c = vec![vec![Value::Int(0); n]; m];
     for (l, r) in regs.iter().enumerate() {
         let (g, t) = (l / 4, l % 4);
-        for i in 0..8 {
-            let row = g + if (i / 2) % 2 == 1 { 8 } else { 0 };
-            let col = 2 * t + (i % 2) + if i >= 4 { 8 } else { 0 };
-            a[row][col] = half(r[i / 2], i % 2 == 1);
+        let per = |ty: MmaType| (32 / ty.bits()).max(1) as usize;
+        for (reg, &word) in r.iter().enumerate().take(na as usize) {
+            for j in 0..per(form.a) {
+                let row = g + if tall { 8 * (reg % 2) } else { 0 };
+                let col = t * per(form.a) + j + (reg / 2) * (k / 2);
+                a[row][col] = element(form.a, word, j);
+            }
         }
-        for i in 0..4 {
-            let k = 2 * t + (i % 2) + if i >= 2 { 8 } else { 0 };
-            b[k][g] = half(r[4 + i / 2], i % 2 == 1);
+        for reg in 0..nb as usize {
+            for j in 0..per(form.b) {
+                let kk = t * per(form.b) + j + reg * (k / 2);
+                b[kk][g] = element(form.b, r[na as usize + reg], j);
+            }
         }
-        for i in 0..4 {
-            let row = g + if i >= 2 { 8 } else { 0 };
-            c[row][2 * t + i % 2] = f32::from_bits(r[6 + i]) as f64;
+        let c_regs = &r[(na + nb) as usize..];
+        for i in 0..(m * n / 32) {
+            let (row, col) = accumulator_at(tall, g, t, i);
+            let per_c = per(form.c);
+            c[row][col] = element(form.c, c_regs[i / per_c], i % per_c);
         }
     }
     (0..32)
         .map(|l| {
             let (g, t) = (l / 4, l % 4);
-            std::array::from_fn(|i| {
-                let row = g + if i >= 2 { 8 } else { 0 };
-                let col = 2 * t + i % 2;
-                let sum: f64 = (0..16).map(|k| a[row][k] * b[k][col]).sum::<f64>() + c[row][col];
-                let r = sum as f32;
-                if r.is_nan() {
-                    f32::from_bits(crate::lower::softfloat::CANONICAL_NAN_F32)
-                } else {
-                    r
-                }
-            })
+            let per_d = (32 / form.d.bits()).max(1) as usize;
+            let mut words = vec![0u64; nd as usize];
+            for i in 0..(m * n / 32) {
+                let (row, col) = accumulator_at(tall, g, t, i);
+                let products = (0..k).map(|kk| (a[row][kk], b[kk][col]));
+                let bits = accumulate(form, products, c[row][col]);
+                words[i / per_d] |= bits << (form.d.bits() as usize * (i % per_d));
+            }
+            words
         })
         .collect()
+}
+
+/// An element of an mma fragment: a float value or an integer.
+#[derive(Clone, Copy, Debug)]
+enum Value {
+    Float(f64),
+    Int(i64),
+}
+
+impl Value {
+    fn float(self) -> f64 {
+        match self {
+            Value::Float(x) => x,
+            Value::Int(i) => i as f64,
+        }
+    }
+    fn int(self) -> i64 {
+        match self {
+            Value::Int(i) => i,
+            Value::Float(x) => x as i64,
+        }
+    }
+}
+
+/// Row and column of accumulator element `i` of lane (g, t).
+fn accumulator_at(tall: bool, g: usize, t: usize, i: usize) -> (usize, usize) {
+    let row = g + if tall { 8 * (i / 2) } else { 0 };
+    let col = 2 * t + if tall { i % 2 } else { i };
+    (row, col)
+}
+
+/// Element `j` of a register holding `ty` values.
+fn element(ty: MmaType, reg: u64, j: usize) -> Value {
+    use crate::semantics::half::{BF16, F16};
+    use crate::semantics::minifloat::Mini;
+    let bits = ty.bits() as usize;
+    let raw = if bits == 64 {
+        reg
+    } else {
+        (reg >> (bits * j)) & ((1 << bits) - 1)
+    };
+    match ty {
+        MmaType::F16 => Value::Float(F16.to_f64(raw as u16)),
+        MmaType::BF16 => Value::Float(BF16.to_f64(raw as u16)),
+        MmaType::Tf32 => Value::Float(f32::from_bits(raw as u32 & !0x1FFF) as f64),
+        MmaType::F32 => Value::Float(f32::from_bits(raw as u32) as f64),
+        MmaType::F64 => Value::Float(f64::from_bits(raw)),
+        MmaType::E4m3 => Value::Float(Mini::E4m3.to_f64(raw as u8)),
+        MmaType::E5m2 => Value::Float(Mini::E5m2.to_f64(raw as u8)),
+        MmaType::S8 => Value::Int(raw as u8 as i8 as i64),
+        MmaType::U8 => Value::Int(raw as i64),
+        MmaType::S32 => Value::Int(raw as u32 as i32 as i64),
+    }
+}
+
+/// D's bits for one element: Σ a·b + c per the rule of [`mma`].
+fn accumulate(form: MmaForm, products: impl Iterator<Item = (Value, Value)>, c: Value) -> u64 {
+    use crate::semantics::half::F16;
+    match form.d {
+        MmaType::S32 => {
+            let sum = products.fold(c.int(), |s, (x, y)| s + x.int() * y.int());
+            let sum = if form.satfinite {
+                sum.clamp(i32::MIN as i64, i32::MAX as i64)
+            } else {
+                sum
+            };
+            sum as u32 as u64
+        }
+        MmaType::F64 => products
+            .fold(c.float(), |s, (x, y)| x.float().mul_add(y.float(), s))
+            .to_bits(),
+        _ => {
+            let sum = products.fold(0.0, |s, (x, y)| s + x.float() * y.float()) + c.float();
+            if form.d == MmaType::F16 {
+                F16.round(sum, crate::frontend::checked::Rounding::Rn) as u64
+            } else if sum.is_nan() {
+                crate::lower::softfloat::CANONICAL_NAN_F32 as u64
+            } else {
+                (sum as f32).to_bits() as u64
+            }
+        }
+    }
 }
 
 /// The PTX `shfl.sync` source lane and predicate for lane `lane` (ISA 9.7.8.6).

@@ -30,6 +30,7 @@ fn element(bytes: &[u8], dtype: &str, i: usize) -> f64 {
         "i16" => i16::from_le_bytes(take(2).try_into().unwrap()) as f64,
         "u16" => u16::from_le_bytes(take(2).try_into().unwrap()) as f64,
         "u8" => bytes[i] as f64,
+        "i8" => bytes[i] as i8 as f64,
         other => panic!("unknown dtype {other}"),
     }
 }

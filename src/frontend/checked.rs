@@ -498,10 +498,8 @@ pub enum Op {
         /// `Shared`, or `Generic` (an address that must point into shared memory).
         space: StateSpace,
     },
-    /// `mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32`.
-    Mma {
-        bf16: bool,
-    },
+    /// `mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype`.
+    Mma(MmaForm),
     /// `testp.op.type p, a`.
     Testp {
         op: TestOp,
@@ -568,6 +566,75 @@ pub enum NarrowCvt {
     /// `cvt.pack.sat.convertType.s32{.b32} d, a, b{, c}`: a and b saturated to `bits`-bit
     /// integers, packed above `c` (`bits` 16: no `c`).
     PackSat { bits: u32, signed: bool },
+}
+
+/// One `mma` form: the shape and the element types of D, A, B and C.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmaForm {
+    pub m: u32,
+    pub n: u32,
+    pub k: u32,
+    pub d: MmaType,
+    pub a: MmaType,
+    pub b: MmaType,
+    pub c: MmaType,
+    /// Integer accumulation clamps to the s32 range instead of wrapping.
+    pub satfinite: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmaType {
+    F16,
+    BF16,
+    Tf32,
+    F32,
+    F64,
+    E4m3,
+    E5m2,
+    S8,
+    U8,
+    S32,
+}
+
+impl MmaType {
+    pub fn from_name(name: &str) -> Option<MmaType> {
+        Some(match name {
+            "f16" => MmaType::F16,
+            "bf16" => MmaType::BF16,
+            "tf32" => MmaType::Tf32,
+            "f32" => MmaType::F32,
+            "f64" => MmaType::F64,
+            "e4m3" => MmaType::E4m3,
+            "e5m2" => MmaType::E5m2,
+            "s8" => MmaType::S8,
+            "u8" => MmaType::U8,
+            "s32" => MmaType::S32,
+            _ => return None,
+        })
+    }
+
+    pub fn bits(self) -> u32 {
+        match self {
+            MmaType::F16 | MmaType::BF16 => 16,
+            MmaType::Tf32 | MmaType::F32 | MmaType::S32 => 32,
+            MmaType::F64 => 64,
+            MmaType::E4m3 | MmaType::E5m2 | MmaType::S8 | MmaType::U8 => 8,
+        }
+    }
+}
+
+impl MmaForm {
+    /// Registers per lane of A, B and C (D as C, but in its own type): a fragment holds
+    /// rows × columns / 32 elements, packed into 32-bit registers (64-bit for f64).
+    pub fn registers(self) -> [u32; 4] {
+        let per_reg = |t: MmaType| (32 / t.bits()).max(1);
+        [
+            self.m * self.k / 32 / per_reg(self.a),
+            self.k * self.n / 32 / per_reg(self.b),
+            self.m * self.n / 32 / per_reg(self.c),
+            self.m * self.n / 32 / per_reg(self.d),
+        ]
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

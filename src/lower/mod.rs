@@ -725,7 +725,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             | Op::Match { .. }
             | Op::WarpSync
             | Op::Ldmatrix { .. }
-            | Op::Mma { .. }
+            | Op::Mma(_)
             | Op::Redux { .. }
             | Op::Elect) => self.sync_point(op, a)?,
             Op::Testp { op, ty } => self.testp(op, ty, a)?,

@@ -6,7 +6,7 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 use super::{LResult, Translator};
 use crate::frontend::ast::StateSpace;
-use crate::frontend::checked::{Arg, BarKind, BarRed, Function, Op, VoteMode};
+use crate::frontend::checked::{Arg, BarKind, BarRed, Function, MmaType, Op, VoteMode};
 use crate::sync::{SyncKind, SyncPoint, frame};
 use crate::types::PtxType;
 
@@ -30,7 +30,7 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                 Op::Elect => SyncKind::Elect,
                 Op::WarpSync => SyncKind::WarpSync,
                 Op::Ldmatrix { num, trans, .. } => SyncKind::Ldmatrix { num, trans },
-                Op::Mma { bf16 } => SyncKind::Mma { bf16 },
+                Op::Mma(form) => SyncKind::Mma(form),
                 _ => return None,
             };
             Some(SyncPoint {
@@ -179,24 +179,30 @@ impl Translator<'_, '_> {
                 let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
                 self.store_arg(frame::MASK_ARG, all);
             }
-            Op::Mma { .. } => {
+            Op::Mma(form) => {
+                let [na, nb, nc, nd] = form.registers();
+                let wide = |t: MmaType| t == MmaType::F64;
+                let shapes = [(na, form.a), (nb, form.b), (nc, form.c), (nd, form.d)];
+                for (arg, (n, _)) in [&a[1], &a[2], &a[3], &a[0]].into_iter().zip(shapes) {
+                    if self.elements(arg).len() != n as usize {
+                        return Err(self.err(format!(
+                            "mma.m{}n{}k{} takes {nd} D, {na} A, {nb} B and {nc} C registers",
+                            form.m, form.n, form.k
+                        )));
+                    }
+                }
                 let mut k = 0;
-                for (arg, ty) in [
-                    (&a[1], PtxType::B32),
-                    (&a[2], PtxType::B32),
-                    (&a[3], PtxType::F32),
-                ] {
+                for (arg, (_, ty)) in [&a[1], &a[2], &a[3]].into_iter().zip(shapes) {
                     for e in self.elements(arg).to_vec() {
-                        let v = self.read(&e, ty)?;
-                        let v = self.coerce(v, types::I32, false);
+                        let v = if wide(ty) {
+                            self.read(&e, PtxType::B64)?
+                        } else {
+                            let v = self.read(&e, PtxType::B32)?;
+                            self.b.ins().uextend(types::I64, v)
+                        };
                         self.store_arg(k, v);
                         k += 1;
                     }
-                }
-                if k != 10 {
-                    return Err(
-                        self.err("mma.m16n8k16 takes {d0..d3}, {a0..a3}, {b0, b1}, {c0..c3}")
-                    );
                 }
                 let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
                 self.store_arg(frame::MASK_ARG, all);
@@ -244,23 +250,33 @@ impl Translator<'_, '_> {
                 }
                 d => self.write(d, value32, PtxType::B32)?,
             },
-            Op::Ldmatrix { .. } | Op::Mma { .. } => {
-                let ty = if matches!(op, Op::Mma { .. }) {
-                    PtxType::F32
-                } else {
-                    PtxType::B32
+            Op::Ldmatrix { .. } => self.write_results(&a[0], PtxType::B32)?,
+            Op::Mma(form) => {
+                let ty = match form.d {
+                    MmaType::F32 => PtxType::F32,
+                    MmaType::F64 => PtxType::F64,
+                    MmaType::S32 => PtxType::S32,
+                    _ => PtxType::B32,
                 };
-                for (i, d) in self.elements(&a[0]).to_vec().iter().enumerate().take(4) {
-                    let frame = self.frame();
-                    let w =
-                        self.b
-                            .ins()
-                            .load(types::I32, flags, frame, frame::RESULT + 8 * i as i32);
-                    let w = self.coerce(w, ty.ir_type(), false);
-                    self.write(d, w, ty)?;
-                }
+                self.write_results(&a[0], ty)?;
             }
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// Writes the result words of a sync point to the elements of `dst`, as `ty`.
+    fn write_results(&mut self, dst: &Arg, ty: PtxType) -> LResult {
+        let flags = MemFlagsData::trusted();
+        for (i, d) in self.elements(dst).to_vec().iter().enumerate().take(4) {
+            let frame = self.frame();
+            let off = frame::RESULT + 8 * i as i32;
+            let w = self
+                .b
+                .ins()
+                .load(ty.bits_type().ir_type(), flags, frame, off);
+            let w = self.coerce(w, ty.ir_type(), false);
+            self.write(d, w, ty)?;
         }
         Ok(())
     }

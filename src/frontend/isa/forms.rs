@@ -432,10 +432,18 @@ pub const FORMS: &[Form] = forms![
     "ldmatrix.sync.aligned.shape.num{.trans}{.ss}.type r, [p]",
         ".shape = { .m8n8 }; .num = { .x1, .x2, .x4 }; .ss = { .shared{::cta} }; .type = { .b16 }",
         "Warp Level Matrix Instructions: ldmatrix", |m| ldmatrix(m);
-    "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 d, a, b, c", "",
-        "Warp Level Matrix Instructions: mma", |_| Op::Mma { bf16: false };
-    "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 d, a, b, c", "",
-        "Warp Level Matrix Instructions: mma", |_| Op::Mma { bf16: true };
+    "mma.sync.aligned.shape.row.col.dtype.f16.f16.ctype d, a, b, c", ".shape = { .m16n8k8, .m16n8k16 }; .dtype = { .f16, .f32 }; .ctype = { .f16, .f32 }",
+        "Warp Level Matrix Instructions: mma", |m| mma(m, "f16", "f16");
+    "mma.sync.aligned.shape.row.col.f32.bf16.bf16.f32 d, a, b, c", ".shape = { .m16n8k8, .m16n8k16 }",
+        "Warp Level Matrix Instructions: mma", |m| mma(m, "bf16", "bf16");
+    "mma.sync.aligned.shape.row.col.f32.tf32.tf32.f32 d, a, b, c", ".shape = { .m16n8k4, .m16n8k8 }",
+        "Warp Level Matrix Instructions: mma", |m| mma(m, "tf32", "tf32");
+    "mma.sync.aligned.shape.row.col.f32.atype.btype.f32 d, a, b, c", ".shape = { .m16n8k16, .m16n8k32 }; .atype = { .e4m3, .e5m2 }; .btype = { .e4m3, .e5m2 }",
+        "Warp Level Matrix Instructions: mma", |m| mma(m, "", "");
+    "mma.sync.aligned.shape.row.col{.satfinite}.s32.atype.btype.s32 d, a, b, c", ".shape = { .m8n8k16, .m16n8k16, .m16n8k32 }; .atype = { .u8, .s8 }; .btype = { .u8, .s8 }",
+        "Warp Level Matrix Instructions: mma", |m| mma(m, "", "");
+    "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c", "",
+        "Warp Level Matrix Instructions: mma", |m| mma(m, "f64", "f64");
     // ---- Miscellaneous -----------------------------------------------------------------------------
     "trap", "", "Miscellaneous Instructions: trap", |_| Op::Trap;
     // With no debugger attached a breakpoint stops the kernel as `trap` does.
@@ -805,6 +813,42 @@ fn pack_sat(m: &Match) -> Op {
     Op::CvtNarrow(NarrowCvt::PackSat {
         bits: ty[1..].parse().expect("a width"),
         signed: ty.starts_with('s'),
+    })
+}
+
+/// An `mma` row's form; `a`/`b` name the input types the row spells out (empty: the row's
+/// `.atype`/`.btype` sets).
+fn mma(m: &Match, a: &str, b: &str) -> Op {
+    let (m_, n, k) = match m.word(".shape").unwrap_or("m8n8k4") {
+        "m16n8k4" => (16, 8, 4),
+        "m16n8k8" => (16, 8, 8),
+        "m16n8k16" => (16, 8, 16),
+        "m16n8k32" => (16, 8, 32),
+        "m8n8k16" => (8, 8, 16),
+        _ => (8, 8, 4),
+    };
+    let ty = |name: &str| MmaType::from_name(name).expect("the row's types are mma types");
+    let (a, b) = match (a, b) {
+        ("", _) => (
+            ty(m.word(".atype").expect("set")),
+            ty(m.word(".btype").expect("set")),
+        ),
+        _ => (ty(a), ty(b)),
+    };
+    let acc = match a {
+        MmaType::S8 | MmaType::U8 => MmaType::S32,
+        MmaType::F64 => MmaType::F64,
+        _ => MmaType::F32,
+    };
+    Op::Mma(MmaForm {
+        m: m_,
+        n,
+        k,
+        d: m.word(".dtype").map_or(acc, ty),
+        a,
+        b,
+        c: m.word(".ctype").map_or(acc, ty),
+        satfinite: m.has(".satfinite"),
     })
 }
 

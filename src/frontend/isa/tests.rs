@@ -23,7 +23,7 @@ fn unsupported_names_the_closest_form_and_its_section() {
     );
     let msg = decode("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32").unwrap_err();
     assert!(
-        msg.contains("'mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32'"),
+        msg.contains("'mma.sync.aligned.shape.row.col.dtype.f16.f16.ctype'"),
         "{msg}"
     );
 }

@@ -1,0 +1,342 @@
+//! `mma.sync.aligned`, a case per shape and type family: each lane's A, B and C registers are
+//! built from whole matrices with the ISA's fragment tables (written out here, per shape), the
+//! warp multiplies, and D must be the plain matrix product at D's fragment positions. Values
+//! are chosen so every sum is exact, so the accumulation rule plays no part.
+
+mod common;
+
+use common::Rng;
+use ptxjit::{Arg, CompileOptions, DeviceBuffer, LaneGroups, Module};
+
+/// How one mma form lays its operands out (ISA "Matrix Fragments for mma").
+struct Form {
+    /// The instruction, e.g. `mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32`.
+    inst: &'static str,
+    m: usize,
+    n: usize,
+    k: usize,
+    /// Bits per A/B element and per C/D element.
+    ab_bits: u32,
+    cd_bits: u32,
+    /// Encodes a small integer or dyadic value in A/B's format.
+    encode: fn(f64) -> u64,
+    /// C/D element bits from a value, and back.
+    acc: fn(f64) -> u64,
+    acc_value: fn(u64) -> f64,
+}
+
+fn f16_bits(x: f64) -> u64 {
+    half::f16::from_f64(x).to_bits() as u64
+}
+fn bf16_bits(x: f64) -> u64 {
+    half::bf16::from_f64(x).to_bits() as u64
+}
+fn f32_bits(x: f64) -> u64 {
+    (x as f32).to_bits() as u64
+}
+fn f32_value(b: u64) -> f64 {
+    f32::from_bits(b as u32) as f64
+}
+fn f16_value(b: u64) -> f64 {
+    half::f16::from_bits(b as u16).to_f64()
+}
+fn i8_bits(x: f64) -> u64 {
+    x as i64 as u8 as u64
+}
+fn i32_bits(x: f64) -> u64 {
+    x as i64 as u32 as u64
+}
+fn i32_value(b: u64) -> f64 {
+    b as u32 as i32 as f64
+}
+fn e4m3_bits(x: f64) -> u64 {
+    use ptxjit::frontend::checked::Rounding;
+    ptxjit::semantics::minifloat::Mini::E4m3.round(x, Rounding::Rn, false) as u64
+}
+fn f64_bits(x: f64) -> u64 {
+    x.to_bits()
+}
+fn f64_value(b: u64) -> f64 {
+    f64::from_bits(b)
+}
+
+/// (row, column) of element `j` of A register `r` of lane (g, t) — the ISA's tables.
+fn a_at(f: &Form, g: usize, t: usize, r: usize, j: usize) -> (usize, usize) {
+    let per = (32 / f.ab_bits).max(1) as usize;
+    if f.m == 8 {
+        return (g, t * per + j);
+    }
+    (g + 8 * (r % 2), t * per + j + (r / 2) * (f.k / 2))
+}
+
+fn b_at(f: &Form, g: usize, t: usize, r: usize, j: usize) -> (usize, usize) {
+    let per = (32 / f.ab_bits).max(1) as usize;
+    (t * per + j + r * (f.k / 2), g)
+}
+
+fn cd_at(f: &Form, g: usize, t: usize, i: usize) -> (usize, usize) {
+    if f.m == 8 {
+        return (g, 2 * t + i);
+    }
+    (g + 8 * (i / 2), 2 * t + i % 2)
+}
+
+/// Runs `f` on random small values; D must equal A·B + C exactly.
+fn multiplies(f: &Form, lo: i64, hi: i64, seed: u64) {
+    let mut rng = Rng(seed);
+    let mut value = || (lo + (rng.next() % (hi - lo + 1) as u64) as i64) as f64;
+    let a: Vec<Vec<f64>> = (0..f.m)
+        .map(|_| (0..f.k).map(|_| value()).collect())
+        .collect();
+    let b: Vec<Vec<f64>> = (0..f.k)
+        .map(|_| (0..f.n).map(|_| value()).collect())
+        .collect();
+    let c: Vec<Vec<f64>> = (0..f.m)
+        .map(|_| (0..f.n).map(|_| value() * 4.0).collect())
+        .collect();
+    let wide = f.ab_bits == 64;
+    let word = if wide { 64 } else { 32 };
+    let per_ab = (word / f.ab_bits) as usize;
+    let per_cd = (word / f.cd_bits) as usize;
+    let (na, nb) = (f.m * f.k / 32 / per_ab, f.k * f.n / 32 / per_ab);
+    let (nc, elems) = (f.m * f.n / 32 / per_cd, f.m * f.n / 32);
+    let mut regs = vec![0u64; 32 * (na + nb + nc)];
+    for l in 0..32 {
+        let (g, t) = (l / 4, l % 4);
+        let lane = &mut regs[l * (na + nb + nc)..];
+        for (r, reg) in lane.iter_mut().enumerate().take(na) {
+            for j in 0..per_ab {
+                let (row, col) = a_at(f, g, t, r, j);
+                *reg |= (f.encode)(a[row][col]) << (f.ab_bits as usize * j % word as usize);
+            }
+        }
+        for r in 0..nb {
+            for j in 0..per_ab {
+                let (kk, col) = b_at(f, g, t, r, j);
+                lane[na + r] |= (f.encode)(b[kk][col]) << (f.ab_bits as usize * j % word as usize);
+            }
+        }
+        for i in 0..elems {
+            let (row, col) = cd_at(f, g, t, i);
+            lane[na + nb + i / per_cd] |=
+                (f.acc)(c[row][col]) << (f.cd_bits as usize * (i % per_cd) % word as usize);
+        }
+    }
+    let t = if wide { "b64" } else { "b32" };
+    let regs_of = |p: &str, n: usize| {
+        (0..n)
+            .map(|i| format!("%{p}{i}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let (na_s, nb_s, nc_s) = (regs_of("a", na), regs_of("b", nb), regs_of("c", nc));
+    let d_s = regs_of("d", nc);
+    let loads: String = (0..na + nb + nc)
+        .map(|i| {
+            let name = if i < na {
+                format!("%a{i}")
+            } else if i < na + nb {
+                format!("%b{}", i - na)
+            } else {
+                format!("%c{}", i - na - nb)
+            };
+            format!("ld.global.{t} {name}, [%rd2+{}];\n", i * word as usize / 8)
+        })
+        .collect();
+    let stores: String = (0..nc)
+        .map(|i| format!("st.global.{t} [%rd3+{}], %d{i};\n", i * word as usize / 8))
+        .collect();
+    let ptx = format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry k(.param .u64 in, .param .u64 out)\n{{\n\
+         .reg .{t} %a<{na}>, %b<{nb}>, %c<{nc}>, %d<{nc}>;\n.reg .b32 %r<2>;\n.reg .b64 %rd<6>;\n\
+         mov.u32 %r0, %tid.x;\nld.param.u64 %rd0, [in];\nld.param.u64 %rd1, [out];\n\
+         mul.wide.u32 %rd4, %r0, {inb};\nadd.s64 %rd2, %rd0, %rd4;\n\
+         mul.wide.u32 %rd5, %r0, {outb};\nadd.s64 %rd3, %rd1, %rd5;\n{loads}\
+         {inst} {{{d_s}}}, {{{na_s}}}, {{{nb_s}}}, {{{nc_s}}};\n{stores}ret;\n}}\n",
+        inst = f.inst,
+        inb = (na + nb + nc) * word as usize / 8,
+        outb = nc * word as usize / 8,
+    );
+    for lanes in [LaneGroups::Always, LaneGroups::Off] {
+        let opts = CompileOptions {
+            lane_groups: lanes,
+            ..CompileOptions::default()
+        };
+        let module =
+            Module::from_ptx_named("mma.ptx", &ptx, &opts).unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+        let bytes: Vec<u8> = regs
+            .iter()
+            .flat_map(|w| w.to_le_bytes()[..word as usize / 8].to_vec())
+            .collect();
+        let input = DeviceBuffer::from_slice(&bytes).unwrap();
+        let out = DeviceBuffer::zeroed(32 * nc * word as usize / 8).unwrap();
+        let kernel = module.kernel("k").unwrap();
+        kernel
+            .launch(1, 32, &[Arg::buffer(&input), Arg::buffer(&out)])
+            .unwrap();
+        let got = out.to_bytes();
+        for l in 0..32 {
+            let (g, t) = (l / 4, l % 4);
+            for i in 0..elems {
+                let (row, col) = cd_at(f, g, t, i);
+                let at = (l * nc + i / per_cd) * word as usize / 8;
+                let w = u64::from_le_bytes(
+                    got[at..at + 8.min(word as usize / 8)]
+                        .iter()
+                        .chain([0u8; 8].iter())
+                        .take(8)
+                        .copied()
+                        .collect::<Vec<_>>()
+                        .try_into()
+                        .unwrap(),
+                );
+                let bits = (w >> (f.cd_bits as usize * (i % per_cd) % word as usize))
+                    & if f.cd_bits == 64 {
+                        u64::MAX
+                    } else {
+                        (1 << f.cd_bits) - 1
+                    };
+                let want: f64 =
+                    (0..f.k).map(|kk| a[row][kk] * b[kk][col]).sum::<f64>() + c[row][col];
+                assert_eq!(
+                    (f.acc_value)(bits),
+                    want,
+                    "{} D[{row}][{col}] ({lanes:?})",
+                    f.inst
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn m16n8k8_f16_with_f16_and_f32_accumulators() {
+    for (inst, cd_bits, acc, acc_value) in [
+        (
+            "mma.sync.aligned.m16n8k8.row.col.f16.f16.f16.f16",
+            16,
+            f16_bits as fn(f64) -> u64,
+            f16_value as fn(u64) -> f64,
+        ),
+        (
+            "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32",
+            32,
+            f32_bits,
+            f32_value,
+        ),
+    ] {
+        let f = Form {
+            inst,
+            m: 16,
+            n: 8,
+            k: 8,
+            ab_bits: 16,
+            cd_bits,
+            encode: f16_bits,
+            acc,
+            acc_value,
+        };
+        multiplies(&f, -8, 8, 1);
+    }
+}
+
+#[test]
+fn m16n8k8_and_k16_bf16() {
+    for (inst, k) in [
+        ("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32", 8),
+        ("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 16),
+    ] {
+        let f = Form {
+            inst,
+            m: 16,
+            n: 8,
+            k,
+            ab_bits: 16,
+            cd_bits: 32,
+            encode: bf16_bits,
+            acc: f32_bits,
+            acc_value: f32_value,
+        };
+        multiplies(&f, -100, 100, 2);
+    }
+}
+
+#[test]
+fn m16n8k4_and_k8_tf32() {
+    for (inst, k) in [
+        ("mma.sync.aligned.m16n8k4.row.col.f32.tf32.tf32.f32", 4),
+        ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 8),
+    ] {
+        let f = Form {
+            inst,
+            m: 16,
+            n: 8,
+            k,
+            ab_bits: 32,
+            cd_bits: 32,
+            encode: f32_bits,
+            acc: f32_bits,
+            acc_value: f32_value,
+        };
+        multiplies(&f, -1000, 1000, 3);
+    }
+}
+
+#[test]
+fn int8_shapes_accumulate_exactly_in_s32() {
+    for (inst, m, k) in [
+        ("mma.sync.aligned.m8n8k16.row.col.s32.s8.s8.s32", 8, 16),
+        ("mma.sync.aligned.m16n8k16.row.col.s32.s8.s8.s32", 16, 16),
+        (
+            "mma.sync.aligned.m16n8k32.row.col.satfinite.s32.s8.s8.s32",
+            16,
+            32,
+        ),
+    ] {
+        let f = Form {
+            inst,
+            m,
+            n: 8,
+            k,
+            ab_bits: 8,
+            cd_bits: 32,
+            encode: i8_bits,
+            acc: i32_bits,
+            acc_value: i32_value,
+        };
+        multiplies(&f, -128, 127, 4);
+    }
+}
+
+#[test]
+fn e4m3_m16n8k32_decodes_fp8_inputs() {
+    let f = Form {
+        inst: "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32",
+        m: 16,
+        n: 8,
+        k: 32,
+        ab_bits: 8,
+        cd_bits: 32,
+        encode: e4m3_bits,
+        acc: f32_bits,
+        acc_value: f32_value,
+    };
+    multiplies(&f, -15, 15, 5);
+}
+
+#[test]
+fn m8n8k4_f64_is_a_chain_of_fmas() {
+    let f = Form {
+        inst: "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64",
+        m: 8,
+        n: 8,
+        k: 4,
+        ab_bits: 64,
+        cd_bits: 64,
+        encode: f64_bits,
+        acc: f64_bits,
+        acc_value: f64_value,
+    };
+    multiplies(&f, -1_000_000, 1_000_000, 6);
+}
