@@ -13,7 +13,6 @@ use crate::semantics::half::BF16;
 use crate::semantics::minifloat::{Mini, tf32, ue8m0};
 use crate::types::PtxType;
 
-const F64_MANT: i64 = (1 << 52) - 1;
 const F32_INF: i64 = 0x7F80_0000;
 
 impl Translator<'_, '_> {
@@ -154,77 +153,27 @@ impl Translator<'_, '_> {
     }
 
     /// Rounds an f64 to `fmt` with `.satfinite` (and `.relu`), as i32 bits: the IEEE rounding
-    /// of `softfloat::f64_to_half` on the magnitude, clamped to the largest finite value.
+    /// of the half formats (`softfloat::round_significand`) clamped to the largest finite value.
     fn f64_to_mini(&mut self, fmt: Mini, x: Value, mode: Rounding, relu: bool) -> Value {
-        let fields = fmt.fields();
-        let mb = fields.mant_bits as i64;
-        let emin = 1 - fmt.bias() as i64;
-        let b = &mut *self.b;
-        let raw = b.ins().bitcast(types::I64, MemFlagsData::new(), x);
-        let negative = b.ins().icmp_imm_s(IntCC::SignedLessThan, raw, 0);
-        let a = b.ins().band_imm_u(raw, i64::MAX);
-        let e = b.ins().ushr_imm_u(a, 52);
-        let e = b.ins().iadd_imm_s(e, -1023);
-        let m = b.ins().band_imm_u(a, F64_MANT);
-        let m = b.ins().bor_imm_u(m, 1 << 52);
-        // Bits below the result's quantum 2^(max(e, emin) - mb) go: shift = 52 - mb + below.
-        let emin_v = b.ins().iconst(types::I64, emin);
-        let below = b.ins().isub(emin_v, e);
-        let zero = b.ins().iconst(types::I64, 0);
-        let below = b.ins().smax(below, zero);
-        let shift = b.ins().iadd_imm_s(below, 52 - mb);
-        let cap = b.ins().iconst(types::I64, 63);
-        let shift = b.ins().umin(shift, cap);
-        let kept = b.ins().ushr(m, shift);
-        if mode == Rounding::Rn {
-            let one = b.ins().iconst(types::I64, 1);
-            let unit = b.ins().ishl(one, shift);
-            let low_mask = b.ins().iadd_imm_s(unit, -1);
-            let rem = b.ins().band(m, low_mask);
-            let half = b.ins().ushr_imm_u(unit, 1);
-            let above = b.ins().icmp(IntCC::UnsignedGreaterThan, rem, half);
-            let tie = b.ins().icmp(IntCC::Equal, rem, half);
-            let odd = b.ins().band_imm_u(kept, 1);
-            let odd = b.ins().ireduce(types::I8, odd);
-            let tie_odd = b.ins().band(tie, odd);
-            let up = b.ins().bor(above, tie_odd);
-            let up = b.ins().uextend(types::I64, up);
-            let kept_up = b.ins().iadd(kept, up);
-            return self.finish_mini(fmt, kept_up, e, emin_v, a, negative, relu);
-        }
-        self.finish_mini(fmt, kept, e, emin_v, a, negative, relu)
-    }
-
-    /// The exponent placed over the rounded significand, `.satfinite`, NaN, sign, `.relu`.
-    #[allow(clippy::too_many_arguments)]
-    fn finish_mini(
-        &mut self,
-        fmt: Mini,
-        kept: Value,
-        e: Value,
-        emin: Value,
-        a: Value,
-        negative: Value,
-        relu: bool,
-    ) -> Value {
+        let r = softfloat::round_significand(self.b, fmt.mant_bits(), 1 - fmt.bias(), x, mode);
         let b = &mut *self.b;
         // bits = ((max(e, emin) + bias - 1) << mb) + kept; a carry moves into the exponent.
-        let exp = b.ins().smax(e, emin);
+        let exp = b.ins().smax(r.e, r.emin);
         let exp = b.ins().iadd_imm_s(exp, fmt.bias() as i64 - 1);
         let exp = b.ins().ishl_imm_u(exp, fmt.mant_bits() as i64);
-        let bits = b.ins().iadd(exp, kept);
+        let bits = b.ins().iadd(exp, r.kept);
         let max = b.ins().iconst(types::I64, fmt.max_finite() as i64);
         let bits = b.ins().smin(bits, max);
-        let is_zero = b.ins().icmp_imm_u(IntCC::Equal, a, 0);
+        let is_zero = b.ins().icmp_imm_u(IntCC::Equal, r.a, 0);
         let zero = b.ins().iconst(types::I64, 0);
         let bits = b.ins().select(is_zero, zero, bits);
         let sign = b.ins().iconst(types::I64, fmt.sign_bit() as i64);
         let signed = b.ins().bor(bits, sign);
         let on_negative = if relu { zero } else { signed };
-        let bits = b.ins().select(negative, on_negative, bits);
+        let bits = b.ins().select(r.negative, on_negative, bits);
         let is_nan = b
             .ins()
-            .icmp_imm_u(IntCC::UnsignedGreaterThan, a, 0x7FF0_0000_0000_0000);
+            .icmp_imm_u(IntCC::UnsignedGreaterThan, r.a, 0x7FF0_0000_0000_0000);
         let nan = fmt.canonical_nan().unwrap_or(fmt.max_finite());
         let nan = b.ins().iconst(types::I64, nan as i64);
         let bits = b.ins().select(is_nan, nan, bits);

@@ -50,11 +50,28 @@ pub fn half_to_f64(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value 
     b.ins().bitcast(types::F64, MemFlagsData::new(), bits)
 }
 
-/// Rounds the f64 `x` to half bits (`i16`) with `mode`: the IR twin of `HalfFormat::round`.
-pub fn f64_to_half(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value, mode: Rounding) -> Value {
-    let mb = fmt.mant_bits as i64;
-    let emin = fmt.emin() as i64;
-    let inf = fmt.inf_bits() as i64;
+/// The f64 `x` taken apart, its significand rounded with `mode` to the quantum of a format
+/// with `mant_bits` and smallest normal exponent `emin` (`kept`; a carry out of it moves into
+/// the exponent when the caller places it). The first half of `HalfFormat::round`, shared by
+/// the half and the narrow (fp8/fp6/fp4) formats.
+pub struct Significand {
+    pub negative: Value,
+    /// |x|'s bits.
+    pub a: Value,
+    /// x's unbiased exponent, and `emin` as a value.
+    pub e: Value,
+    pub emin: Value,
+    pub kept: Value,
+}
+
+pub fn round_significand(
+    b: &mut FunctionBuilder,
+    mant_bits: u32,
+    emin: i32,
+    x: Value,
+    mode: Rounding,
+) -> Significand {
+    let mb = mant_bits as i64;
     let raw = b.ins().bitcast(types::I64, MemFlagsData::new(), x);
     let negative = b.ins().icmp_imm_s(IntCC::SignedLessThan, raw, 0);
     let a = b.ins().band_imm_u(raw, i64::MAX);
@@ -63,7 +80,7 @@ pub fn f64_to_half(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value, mode: Rou
     let m = b.ins().band_imm_u(a, F64_MANT);
     let m = b.ins().bor_imm_u(m, 1 << 52);
     // shift = min(52 - mb + max(emin - e, 0), 63)
-    let emin_v = b.ins().iconst(types::I64, emin);
+    let emin_v = b.ins().iconst(types::I64, emin as i64);
     let below = b.ins().isub(emin_v, e);
     let zero = b.ins().iconst(types::I64, 0);
     let below = b.ins().smax(below, zero);
@@ -96,6 +113,27 @@ pub fn f64_to_half(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value, mode: Rou
     };
     let up = b.ins().uextend(types::I64, up);
     let kept = b.ins().iadd(kept, up);
+    Significand {
+        negative,
+        a,
+        e,
+        emin: emin_v,
+        kept,
+    }
+}
+
+/// Rounds the f64 `x` to half bits (`i16`) with `mode`: the IR twin of `HalfFormat::round`.
+pub fn f64_to_half(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value, mode: Rounding) -> Value {
+    let mb = fmt.mant_bits as i64;
+    let inf = fmt.inf_bits() as i64;
+    let Significand {
+        negative,
+        a,
+        e,
+        emin: emin_v,
+        kept,
+    } = round_significand(b, fmt.mant_bits, fmt.emin(), x, mode);
+    let zero = b.ins().iconst(types::I64, 0);
     // bits = ((max(e, emin) + bias - 1) << mb) + kept
     let exp = b.ins().smax(e, emin_v);
     let exp = b.ins().iadd_imm_s(exp, fmt.bias() as i64 - 1);
