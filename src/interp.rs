@@ -630,7 +630,7 @@ impl Interpreter {
                 let cf = c.carry_in && self.read(blk, t, flag, PtxType::U32)? & 1 == 1;
                 let (r, out) = match op {
                     IntOp::AddCarry(_) => si::add_carry(bits, x, src(2)?, cf),
-                    IntOp::SubCarry(_) => si::sub_borrow(bits, x, src(2)?, cf),
+                    IntOp::SubCarry(c) => si::sub_carry(bits, x, src(2)?, cf || !c.carry_in),
                     IntOp::MadCarry { hi, .. } => {
                         let p = si::mul_half(bits, signed, hi, x, src(2)?);
                         si::add_carry(bits, p, src(3)?, cf)

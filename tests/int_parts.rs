@@ -104,13 +104,37 @@ fn addc_cc_adds_the_carry_in_and_carries_out() {
 }
 
 #[test]
-fn sub_cc_and_subc_borrow() {
+fn sub_cc_and_subc_chain_their_borrows() {
     let inst = ".reg .b64 %s<2>;\nsub.cc.u64 %s0, {a}, {b};\nsubc.cc.u64 %s1, {c}, {a};\nsubc.u64 {d}, %s1, 0";
     agrees(inst, 64, 3, |x| {
-        let (_, b0) = reference::sub_borrow(64, x[0], x[1], false);
-        let (s1, b1) = reference::sub_borrow(64, x[2], x[0], b0);
-        reference::sub_borrow(64, s1, 0, b1).0
+        let (_, c0) = reference::sub_carry(64, x[0], x[1], true);
+        let (s1, c1) = reference::sub_carry(64, x[2], x[0], c0);
+        reference::sub_carry(64, s1, 0, c1).0
     });
+}
+
+#[test]
+fn sub_cc_leaves_the_carry_not_the_borrow_in_cf() {
+    // addc after sub.cc adds 1 exactly when a >= b (no borrow), as on the GPU.
+    agrees(
+        "sub.cc.u32 %r0, {a}, {b};\naddc.u32 {d}, 0, 0",
+        32,
+        2,
+        |x| (x[0] >= x[1]) as u64,
+    );
+    // subc after add.cc takes one more exactly when the addition did not carry.
+    agrees(
+        "add.cc.u32 %r0, {a}, {b};\nsubc.u32 {d}, 0, 0",
+        32,
+        2,
+        |x| {
+            if x[0] + x[1] > 0xFFFF_FFFF {
+                0
+            } else {
+                0xFFFF_FFFF
+            }
+        },
+    );
 }
 
 #[test]

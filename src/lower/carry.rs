@@ -1,8 +1,9 @@
 //! Extended-precision arithmetic: `add.cc`, `addc`, `sub.cc`, `subc`, `mad.cc`, `madc`. The
 //! carry flag CC.CF is a register the checker adds as the instruction's last argument (0 or
 //! 1, a `.u32`), so it lives, spills and resumes like any other register. Sums are computed
-//! twice as wide and the carry (or borrow) is the bit above the type's width.
-//! (Reference: `semantics::int::add_carry`, `sub_borrow`.)
+//! twice as wide and the carry is the bit above the type's width; a subtraction is
+//! `a + !b + 1` (`+ CF` for `subc`), so its flag is the carry, as on the GPU.
+//! (Reference: `semantics::int::add_carry`, `sub_carry`.)
 
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
@@ -20,37 +21,31 @@ impl Translator<'_, '_> {
         };
         let x = self.read(&a[1], ty)?;
         let y = self.read(&a[2], ty)?;
-        let (carry, subtract, x, y) = match op {
-            IntOp::AddCarry(c) => (c, false, x, y),
-            IntOp::SubCarry(c) => (c, true, x, y),
+        // (carry flags, x, y, the carry in when the flag is not read)
+        let (carry, x, y, fixed_in) = match op {
+            IntOp::AddCarry(c) => (c, x, y, 0),
+            IntOp::SubCarry(c) => (c, x, self.b.ins().bnot(y), 1),
             // The half of the product the mode names, plus c.
             IntOp::MadCarry { hi, carry } => {
                 let product = self.product_half(hi, ty, x, y);
-                (carry, false, product, self.read(&a[3], ty)?)
+                (carry, product, self.read(&a[3], ty)?, 0)
             }
             _ => unreachable!("not an extended-precision op: {op:?}"),
         };
         let x = self.b.ins().uextend(wide, x);
         let y = self.b.ins().uextend(wide, y);
-        let mut r = if subtract {
-            self.b.ins().isub(x, y)
-        } else {
-            self.b.ins().iadd(x, y)
-        };
+        let mut r = self.b.ins().iadd(x, y);
         if carry.carry_in {
             let cf = self.read(flag, PtxType::U32)?;
             let cf = self.b.ins().band_imm_u(cf, 1);
             let cf = self.b.ins().uextend(wide, cf);
-            r = if subtract {
-                self.b.ins().isub(r, cf)
-            } else {
-                self.b.ins().iadd(r, cf)
-            };
+            r = self.b.ins().iadd(r, cf);
+        } else if fixed_in != 0 {
+            r = self.b.ins().iadd_imm(r, fixed_in);
         }
         let low = self.b.ins().ireduce(ty.ir_type(), r);
         self.write(&a[0], low, ty)?;
         if carry.carry_out {
-            // A borrow leaves the bits above all ones: bit `width` is the flag either way.
             let above = self.b.ins().ushr_imm_u(r, ty.bits() as i64);
             let bit = self.b.ins().band_imm_u(above, 1);
             let bit = self.b.ins().ireduce(types::I32, bit);

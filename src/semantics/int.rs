@@ -23,11 +23,13 @@ pub fn add_carry(bits: u32, a: u64, b: u64, carry_in: bool) -> (u64, bool) {
     (sum as u64 & mask(bits), sum >> bits != 0)
 }
 
-/// `sub.cc`/`subc`: `a - (b + borrow_in)` and the borrow out.
-pub fn sub_borrow(bits: u32, a: u64, b: u64, borrow_in: bool) -> (u64, bool) {
-    let (a, b) = ((a & mask(bits)) as u128, (b & mask(bits)) as u128);
-    let diff = a.wrapping_sub(b).wrapping_sub(borrow_in as u128);
-    (diff as u64 & mask(bits), a < b + borrow_in as u128)
+/// `sub.cc`/`subc` as the GPU computes them: `a + !b + carry_in` and its carry out, with
+/// `carry_in` 1 for `sub.cc` and CC.CF for `subc`. The ISA writes `a - (b + CC.CF)`, CF as a
+/// borrow; the hardware's CF is the carry, the borrow's complement: after `sub.cc` of `a < b`
+/// an `addc` adds 0 (NVIDIA GPUs, ZLUDA's GPU-validated `subc_cc_s32` test). A chain of
+/// subtractions gives the same bits either way; mixing them with additions does not.
+pub fn sub_carry(bits: u32, a: u64, b: u64, carry_in: bool) -> (u64, bool) {
+    add_carry(bits, a, !b, carry_in)
 }
 
 /// The `.lo` or `.hi` half of the full product of `a` and `b` (signed or not): what
@@ -199,15 +201,22 @@ mod tests {
     }
 
     #[test]
-    fn a_borrow_chain_subtracts_128_bit_numbers() {
+    fn a_subtraction_chain_subtracts_128_bit_numbers() {
         let (x, y) = (1u128 << 64, 1u128);
-        let (lo, b) = sub_borrow(64, x as u64, y as u64, false);
-        let (hi, b2) = sub_borrow(64, (x >> 64) as u64, (y >> 64) as u64, b);
+        let (lo, c) = sub_carry(64, x as u64, y as u64, true);
+        let (hi, c2) = sub_carry(64, (x >> 64) as u64, (y >> 64) as u64, c);
         assert_eq!(
-            ((hi as u128) << 64 | lo as u128, b2),
-            (u64::MAX as u128, false)
+            ((hi as u128) << 64 | lo as u128, c2),
+            (u64::MAX as u128, true)
         );
-        assert_eq!(sub_borrow(32, 0, 0, true), (0xFFFF_FFFF, true));
+    }
+
+    #[test]
+    fn the_flag_after_a_subtraction_is_the_carry_not_the_borrow() {
+        // 0 - 0 borrows nothing: carry 1; 0 - 1 borrows: carry 0; subc with CF 0 takes one more.
+        assert_eq!(sub_carry(32, 0, 0, true), (0, true));
+        assert_eq!(sub_carry(32, 0, 1, true), (0xFFFF_FFFF, false));
+        assert_eq!(sub_carry(32, 5, 2, false), (2, true));
     }
 
     #[test]
