@@ -30,7 +30,7 @@ use crate::types::PtxType;
 pub struct Interpreter {
     module: checked::Module,
     env: Env,
-    _globals: Vec<DeviceBuffer>,
+    _data: Option<DeviceBuffer>,
 }
 
 fn mask(bits: u32) -> u64 {
@@ -90,11 +90,11 @@ struct Block<'a> {
 impl Interpreter {
     pub fn from_ptx(name: &str, text: &str) -> Result<Interpreter> {
         let module = check_ptx(name, text)?;
-        let (env, globals) = place_variables(&module, CompileOptions::default().max_module_data)?;
+        let (env, data) = place_variables(&module, CompileOptions::default().max_module_data)?;
         Ok(Interpreter {
             module,
             env,
-            _globals: globals,
+            _data: data,
         })
     }
 

@@ -217,8 +217,8 @@ pub struct CompiledModule {
     pub clif: Vec<(String, String)>,
     /// Where compile time went (parse/check is measured by the caller).
     pub timings: CompileTimings,
-    /// Storage of the module's `.global` and `.const` variables.
-    globals: Vec<DeviceBuffer>,
+    /// Storage of the module's `.global` and `.const` variables (one segment).
+    data: Option<DeviceBuffer>,
 }
 
 // The JIT module is only read after finalization (function pointers), never mutated.
@@ -242,12 +242,17 @@ fn align_up(x: u64, a: u32) -> u64 {
 /// Where every variable lives: storage for `.global`/`.const` variables (returned, to be
 /// kept alive with the code; at most `max_data` bytes in all) and offsets in shared memory.
 /// The JIT and the interpreter share it.
+///
+/// The `.global`/`.const` variables are one segment, in declaration order at their alignment,
+/// as a GPU lays out a module's data, and kernels may touch it to the end of its 64 KiB granule
+/// (a GPU faults only outside mapped pages): reading past a variable reads the next one, or
+/// zeros, as on the GPU (ZLUDA's `ldmatrix` test reads past its table).
 pub fn place_variables(
     module: &checked::Module,
     max_data: u64,
-) -> Result<(Env, Vec<DeviceBuffer>)> {
+) -> Result<(Env, Option<DeviceBuffer>)> {
     let mut data_bytes = 0u64;
-    let mut globals = Vec::new();
+    let mut data_offsets = Vec::new();
     let mut global_addresses = Vec::new();
     let mut global_shared_offsets = Vec::new();
     let mut shared_end = 0u64;
@@ -297,7 +302,8 @@ pub fn place_variables(
                     )
                     .into());
                 }
-                data_bytes = data_bytes.saturating_add(g.size);
+                let offset = align_up(data_bytes, g.align);
+                data_bytes = offset.saturating_add(g.size);
                 if data_bytes > max_data {
                     return Err(Diagnostic::new(
                         &module.source,
@@ -311,16 +317,27 @@ pub fn place_variables(
                     )
                     .into());
                 }
-                let buf = DeviceBuffer::zeroed(g.size as usize)?;
-                if let Some(init) = &g.init {
-                    buf.copy_from(init)?;
-                }
-                global_addresses.push(Some(buf.address()));
+                data_offsets.push((i, offset));
+                global_addresses.push(None);
                 global_shared_offsets.push(None);
-                globals.push(buf);
             }
         }
     }
+    let mut data_end = 0;
+    let data = if data_offsets.is_empty() {
+        None
+    } else {
+        let granule = data_bytes.next_multiple_of(1 << ptxjit_runtime::SLOT_SHIFT);
+        let segment = DeviceBuffer::zeroed(granule as usize)?;
+        for (i, offset) in data_offsets {
+            if let Some(init) = &module.globals[i].init {
+                segment.write_at(offset as usize, init)?;
+            }
+            global_addresses[i] = Some(segment.address() + offset);
+        }
+        data_end = segment.address() + granule;
+        Some(segment)
+    };
     let mut local_shared_offsets = HashMap::new();
     for (fi, f) in module.functions.iter().enumerate() {
         for (vi, v) in f.vars.iter().enumerate() {
@@ -336,15 +353,16 @@ pub fn place_variables(
     }
     let env = Env {
         global_addresses,
+        data_end,
         global_shared_offsets,
         local_shared_offsets,
         dynamic_shared_offset: dynamic_shared_offset as u32,
     };
-    Ok((env, globals))
+    Ok((env, data))
 }
 
 pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<CompiledModule> {
-    let (env, globals) = place_variables(module, opts.max_module_data)?;
+    let (env, data) = place_variables(module, opts.max_module_data)?;
     let all = |_: usize| true;
     let groups = opts.lane_groups == LaneGroups::Always;
     let (jit, ids, timings, clif) = build(module, &env, opts, &all, groups)?;
@@ -379,7 +397,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         kernels,
         clif,
         timings,
-        globals,
+        data,
     })
 }
 
@@ -392,7 +410,7 @@ impl CompiledModule {
     /// Whether the module has storage of its own (`.global`/`.const` variables), which every
     /// load must get fresh and initialized.
     pub fn holds_data(&self) -> bool {
-        !self.globals.is_empty()
+        self.data.is_some()
     }
 
     pub fn lane_groups(&self) -> LaneGroups {

@@ -236,15 +236,21 @@ fn generic_pointers_reach_shared_and_global_memory_but_nothing_else() {
 }
 
 #[test]
-fn a_named_variable_read_past_its_end_is_an_illegal_address() {
+fn module_variables_read_past_their_end_as_on_the_gpu_and_fault_past_the_granule() {
+    // One segment in declaration order, as a GPU lays out a module's data: g[4] reads on into
+    // h; past the segment's 64 KiB granule is an illegal address.
     let ptx = format!(
-        "{HEADER}.global .align 4 .u32 g[4];\n.visible .entry k()\n{{\n.reg .b32 %r<4>;\n\
-         ld.global.u32 %r1, [g+12];\nld.global.u32 %r2, [g+16];\nret;\n}}\n"
+        "{HEADER}.global .align 4 .u32 g[4];\n.global .align 4 .u32 h[1] = {{7}};\n\
+         .visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<2>;\n\
+         ld.param.u64 %rd1, [p];\nld.global.u32 %r1, [g+16];\nst.global.u32 [%rd1], %r1;\n\
+         ld.global.u32 %r2, [g+65536];\nret;\n}}\n"
     );
+    let out = DeviceBuffer::zeroed(4).unwrap();
     assert_all(
-        &launch_errors(&ptx, 32, &[]),
-        &["illegal address", "ld.global.u32 %r2, [g+16];"],
+        &launch_errors(&ptx, 1, &[Arg::buffer(&out)]),
+        &["illegal address", "ld.global.u32 %r2, [g+65536];"],
     );
+    assert_eq!(out.to_vec::<u32>(), [7]);
 }
 
 #[test]

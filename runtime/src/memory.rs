@@ -253,16 +253,25 @@ impl DeviceBuffer {
 
     /// Overwrites the start of the buffer with `data`; fails if it does not fit.
     pub fn copy_from<T: Copy>(&self, data: &[T]) -> Result<(), RuntimeError> {
+        self.write_at(0, data)
+    }
+
+    /// Overwrites the bytes from `offset` on with `data`; fails if it does not fit.
+    pub fn write_at<T: Copy>(&self, offset: usize, data: &[T]) -> Result<(), RuntimeError> {
         let bytes = std::mem::size_of_val(data);
-        if bytes > self.len {
+        if offset.checked_add(bytes).is_none_or(|end| end > self.len) {
             return Err(RuntimeError::InvalidConfig(format!(
-                "copy of {bytes} bytes into a buffer of {} bytes",
+                "copy of {bytes} bytes at offset {offset} into a buffer of {} bytes",
                 self.len
             )));
         }
         // SAFETY: bounds checked above.
         unsafe {
-            std::ptr::copy_nonoverlapping(data.as_ptr() as *const u8, self.ptr.as_ptr(), bytes)
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr() as *const u8,
+                self.ptr.as_ptr().add(offset),
+                bytes,
+            )
         };
         Ok(())
     }

@@ -41,7 +41,7 @@ impl Translator<'_, '_> {
             let cf = self.b.ins().uextend(wide, cf);
             r = self.b.ins().iadd(r, cf);
         } else if fixed_in != 0 {
-            r = self.b.ins().iadd_imm(r, fixed_in);
+            r = self.b.ins().iadd_imm_u(r, fixed_in);
         }
         let low = self.b.ins().ireduce(ty.ir_type(), r);
         self.write(&a[0], low, ty)?;

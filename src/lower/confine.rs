@@ -113,14 +113,19 @@ impl Translator<'_, '_> {
         self.fault_with(bad, addr, space, 16, false, why);
     }
 
-    /// Bytes a variable occupies, if known before the launch (not for `.extern .shared`
-    /// arrays, sized by the launch: those are checked against shared memory at run time).
+    /// Bytes from a variable's start that accesses through its name may reach, if known before
+    /// the launch: its size, or for `.global`/`.const` data the rest of the module's segment, as
+    /// on a GPU (not for `.extern .shared` arrays, sized by the launch: those are checked
+    /// against shared memory at run time).
     fn symbol_size(&self, sym: Symbol) -> Option<u64> {
         match sym {
-            Symbol::Global(g) => {
-                let g = &self.module.globals[g];
-                (!g.is_extern).then_some(g.size)
-            }
+            Symbol::Global(g) => match self.env.global_addresses[g] {
+                Some(address) => Some(self.env.data_end - address),
+                None => {
+                    let g = &self.module.globals[g];
+                    (!g.is_extern).then_some(g.size)
+                }
+            },
             Symbol::Local(v) => {
                 let v = &self.func.vars[v];
                 (!v.is_extern).then_some(v.size)

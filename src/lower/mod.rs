@@ -61,6 +61,8 @@ use crate::frontend::checked::{self, BarKind, FuncId, Op};
 pub struct Env {
     /// Host address of each module-scope `.global`/`.const` variable (`None` for `.shared`).
     pub global_addresses: Vec<Option<u64>>,
+    /// Where the segment holding them ends (its 64 KiB granule; see `jit::place_variables`).
+    pub data_end: u64,
     /// Offset in shared memory of each module-scope `.shared` variable.
     pub global_shared_offsets: Vec<Option<u32>>,
     /// Offset of each function's body-level `.shared` variables: (function, var) → offset.

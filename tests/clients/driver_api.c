@@ -93,11 +93,21 @@ int main(int argc, char **argv) {
   CHECK(cuMemcpyDtoH_v2(got, dy, yn), 0);
   if (memcmp(got, expected, yn) != 0) { fprintf(stderr, "packed-argument output differs\n"); return 1; }
 
-  /* A pointer past the allocation: the launch fails, the process lives on. */
-  CUdeviceptr wild = dy + 4096;
-  void *bad[] = {&n, &a, &dx, &wild};
+  /* Past the end but inside the allocation's 64 KiB granule a kernel does not fault, as on a
+     GPU (its page is mapped); past the granule the launch fails and the process lives on. */
+  CUdeviceptr slack = dy + yn, wild = dy + 65536;
+  void *in_slack[] = {&n, &a, &dx, &slack}, *bad[] = {&n, &a, &dx, &wild};
+  CHECK(cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, NULL, in_slack, NULL), 0);
   CHECK(cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, NULL, bad, NULL), 700); /* ILLEGAL_ADDRESS */
   CHECK(cuMemcpyDtoH_v2(got, dy + 8, yn), 1); /* copy past the end: INVALID_VALUE */
+  /* With exact bounds the last requested byte is the limit, as compute-sanitizer reports. */
+  setenv("PTXJIT_CUDA_EXACT_BOUNDS", "1", 1);
+  CUdeviceptr exact;
+  CHECK(cuMemAlloc_v2(&exact, yn), 0);
+  slack = exact + yn;
+  CHECK(cuLaunchKernel(f, 1, 1, 1, 4, 1, 1, 0, NULL, in_slack, NULL), 700);
+  CHECK(cuMemFree_v2(exact), 0);
+  unsetenv("PTXJIT_CUDA_EXACT_BOUNDS");
   CHECK(cuMemsetD32_v2(dy, 0, yn / 4), 0);
 
   /* Bad PTX: INVALID_PTX, with the diagnostic in the error log buffer. */

@@ -1,7 +1,14 @@
 //! Device and page-locked host memory, copies and fills. Device addresses are checked
 //! against the live allocations (`CUDA_ERROR_INVALID_VALUE` outside them).
+//!
+//! Kernels, like a GPU's, fault only outside an allocation's *granule*: its size rounded up to
+//! the arena's 64 KiB slots, which it owns anyway. On a GPU an access past an allocation's end
+//! but inside its page does not fault, and client tests rely on it (ZLUDA's `ldmatrix` writes
+//! its second warp's results past a one-warp output buffer). `PTXJIT_CUDA_EXACT_BOUNDS=1` makes
+//! the last requested byte the limit instead, as compute-sanitizer reports. Copies and fills
+//! are checked against the requested size either way, as the driver does.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ffi::{c_uchar, c_uint, c_void};
 use std::sync::Mutex;
 
@@ -9,29 +16,45 @@ use ptxjit::DeviceBuffer;
 
 use super::*;
 
-/// Allocations by address: device memory and host memory (both from the arena, so kernels
-/// reach host allocations too, as with mapped pinned memory).
-static ALLOCATIONS: Mutex<Option<HashMap<u64, DeviceBuffer>>> = Mutex::new(None);
+/// Allocations by address, with the size asked for: device memory and host memory (both from
+/// the arena, so kernels reach host allocations too, as with mapped pinned memory).
+static ALLOCATIONS: Mutex<BTreeMap<u64, (DeviceBuffer, usize)>> = Mutex::new(BTreeMap::new());
 
 fn allocate(size: usize) -> Result<u64, CUresult> {
-    let buf = DeviceBuffer::zeroed(size).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
+    let granule = if std::env::var_os("PTXJIT_CUDA_EXACT_BOUNDS").is_some_and(|v| v != "0") {
+        size
+    } else {
+        size.checked_next_multiple_of(1 << ptxjit_runtime::SLOT_SHIFT)
+            .ok_or(CUDA_ERROR_OUT_OF_MEMORY)?
+    };
+    let buf = DeviceBuffer::zeroed(granule).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
     let address = buf.address();
     let mut guard = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
-    guard.get_or_insert_with(HashMap::new).insert(address, buf);
+    guard.insert(address, (buf, size));
     Ok(address)
 }
 
 fn free(address: u64) -> Result<(), CUresult> {
     let mut guard = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
-    match guard.as_mut().and_then(|m| m.remove(&address)) {
+    match guard.remove(&address) {
         Some(_) => Ok(()),
         None => Err(CUDA_ERROR_INVALID_VALUE),
     }
 }
 
-/// `len` bytes at `address` lie in one live allocation.
+/// `len` bytes at `address` lie in one live allocation (a module's variables are in the arena
+/// too), and in the bytes asked for when it is one of ours.
 fn device_range(address: u64, len: usize) -> Result<(), CUresult> {
-    if len == 0 || ptxjit_runtime::arena().contains(address, len as u64) {
+    let asked = || {
+        let guard = ALLOCATIONS.lock().unwrap_or_else(|e| e.into_inner());
+        match guard.range(..=address).next_back() {
+            Some((&start, (buf, size))) if address - start < buf.len() as u64 => {
+                address - start + len as u64 <= *size as u64
+            }
+            _ => true,
+        }
+    };
+    if len == 0 || ptxjit_runtime::arena().contains(address, len as u64) && asked() {
         Ok(())
     } else {
         debug(&format!(
