@@ -412,6 +412,15 @@ impl Interpreter {
                     self.write(blk, t, d, v, ty)?;
                 }
             },
+            Op::MovVec { ty, .. } => {
+                let values = elems(&a[1])
+                    .iter()
+                    .map(|s| self.read(blk, t, s, ty))
+                    .collect::<Result<Vec<_>, _>>()?;
+                for (d, v) in elems(&a[0]).iter().zip(values) {
+                    self.write(blk, t, d, v, ty)?;
+                }
+            }
             Op::Selp(ty) => {
                 let c = self.read(blk, t, &a[3], PtxType::Pred)?;
                 let v = self.read(blk, t, if c & 1 == 1 { &a[1] } else { &a[2] }, ty)?;

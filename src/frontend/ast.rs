@@ -39,6 +39,8 @@ pub struct ParamDecl {
     pub name: String,
     pub span: Span,
     pub ty: PtxType,
+    /// Vector width from `.v2`/`.v4`.
+    pub vector: u32,
     pub align: Option<u32>,
     /// Element count for array parameters (`.b8 name[K]`).
     pub array: Option<u32>,
@@ -47,11 +49,11 @@ pub struct ParamDecl {
 
 impl ParamDecl {
     pub fn size(&self) -> u32 {
-        self.ty.size() * self.array.unwrap_or(1)
+        self.ty.size() * self.vector * self.array.unwrap_or(1)
     }
 
     pub fn alignment(&self) -> u32 {
-        self.align.unwrap_or(self.ty.size()).max(1)
+        self.align.unwrap_or(self.ty.size() * self.vector).max(1)
     }
 }
 

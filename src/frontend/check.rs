@@ -65,6 +65,7 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
             param_elem_sizes: Vec::new(),
             return_elem_sizes: Vec::new(),
             carry_flag: None,
+            reg_return_stores: Vec::new(),
             diags: Vec::new(),
         };
         match checker.function(f) {
@@ -172,6 +173,8 @@ struct FunctionChecker<'a> {
     return_elem_sizes: Vec<u32>,
     /// The register holding CC.CF, once an extended-precision instruction uses it.
     carry_flag: Option<RegId>,
+    /// Stores of a `.func`'s `.reg` return values to their slots, before each `ret`.
+    reg_return_stores: Vec<Inst>,
     diags: Vec<Diagnostic>,
 }
 
@@ -211,8 +214,14 @@ impl<'a> FunctionChecker<'a> {
             .iter()
             .enumerate()
             .map(|(i, p)| (p, Symbol::Return(i)));
-        for (p, symbol) in symbols.chain(returned) {
-            if self.params.insert(p.name.clone(), symbol).is_some() {
+        let decls = f.params.iter().chain(&f.returns);
+        for ((p, symbol), decl) in symbols.chain(returned).zip(decls) {
+            let clash = if decl.is_reg {
+                self.reg_parameter(decl, symbol)
+            } else {
+                self.params.insert(p.name.clone(), symbol).is_some()
+            };
+            if clash {
                 let d = self.err(p.span, format!("parameter '{}' is declared twice", p.name));
                 self.diags.push(d);
             }
@@ -229,6 +238,9 @@ impl<'a> FunctionChecker<'a> {
             Some(stmts) => {
                 self.collect_labels(stmts);
                 self.block(stmts);
+                // Falling off the end returns too.
+                let stores = self.reg_return_stores.clone();
+                self.body.extend(stores);
                 // (`within_limit` reports the use that crosses the limit where it can.)
                 if self.diags.is_empty() && self.scopes.reg_count() > MAX_REGISTERS {
                     let d = self.too_many_registers(f.span);
@@ -281,15 +293,8 @@ impl<'a> FunctionChecker<'a> {
         for s in stmts {
             match s {
                 Stmt::Reg(r) => {
-                    if r.vector != 1 {
-                        self.diags.push(self.err(
-                            r.names[0].span,
-                            "vector registers (.reg .v2/.v4) are not supported",
-                        ));
-                        continue;
-                    }
                     for name in &r.names {
-                        if let Err(msg) = self.scopes.declare_reg(name, r.ty) {
+                        if let Err(msg) = self.scopes.declare_reg(name, r.ty, r.vector) {
                             self.diags.push(self.err(name.span, msg));
                         }
                     }
@@ -316,7 +321,16 @@ impl<'a> FunctionChecker<'a> {
                     self.label_pos[id] = self.body.len();
                 }
                 Stmt::Inst(i) => match self.instruction(i) {
-                    Ok(inst) => self.body.push(inst),
+                    Ok(inst) => {
+                        if inst.op == Op::Ret {
+                            let stores = self.reg_return_stores.iter().map(|st| Inst {
+                                guard: inst.guard,
+                                ..st.clone()
+                            });
+                            self.body.extend(stores.collect::<Vec<_>>());
+                        }
+                        self.body.push(inst)
+                    }
                     Err(d) => self.diags.push(d),
                 },
                 Stmt::Block(inner) => {
@@ -326,6 +340,46 @@ impl<'a> FunctionChecker<'a> {
                 }
             }
         }
+    }
+
+    /// A `.func`'s `.reg` parameter or return value is a register of the body: a parameter
+    /// is loaded from its slot on entry, a return value stored to its slot before each `ret`.
+    /// Whether the name was already taken.
+    fn reg_parameter(&mut self, p: &ast::ParamDecl, symbol: Symbol) -> bool {
+        let name = ast::RegName {
+            name: p.name.clone(),
+            range: None,
+            span: p.span,
+        };
+        if self.scopes.declare_reg(&name, p.ty, p.vector).is_err() {
+            return true;
+        }
+        let reg = match self.lookup(&p.name) {
+            Some(Name::Reg(id)) => Arg::Reg(id),
+            Some(Name::Vector(first, n)) => Arg::Vector((first..first + n).map(Arg::Reg).collect()),
+            _ => unreachable!("just declared"),
+        };
+        let slot = Arg::Addr {
+            base: AddrBase::Symbol(symbol),
+            offset: 0,
+        };
+        let (space, ty, vec) = (StateSpace::Param, p.ty, p.vector as u8);
+        let (op, args) = match symbol {
+            Symbol::Return(_) => (Op::St { space, ty, vec }, vec![slot, reg]),
+            _ => (Op::Ld { space, ty, vec }, vec![reg, slot]),
+        };
+        let inst = Inst {
+            guard: None,
+            op,
+            args,
+            span: p.span,
+            opcode: format!("(.reg parameter '{}')", p.name),
+        };
+        match symbol {
+            Symbol::Return(_) => self.reg_return_stores.push(inst),
+            _ => self.body.push(inst),
+        }
+        false
     }
 
     fn lookup(&self, name: &str) -> Option<Name> {
@@ -342,7 +396,7 @@ impl<'a> FunctionChecker<'a> {
     fn symbol(&self, name: &str) -> Option<Symbol> {
         match self.lookup(name) {
             Some(Name::Var(id)) => Some(Symbol::Local(id)),
-            Some(Name::Reg(_)) => None,
+            Some(Name::Reg(_) | Name::Vector(..)) => None,
             None => self
                 .params
                 .get(name)
@@ -364,6 +418,10 @@ impl<'a> FunctionChecker<'a> {
     fn reg(&self, name: &str, span: Span) -> CResult<RegId> {
         match self.lookup(name) {
             Some(Name::Reg(id)) => self.within_limit(id, span),
+            Some(Name::Vector(..)) => Err(self.err(
+                span,
+                format!("'{name}' is a vector register: name one element ('{name}.x')"),
+            )),
             _ => Err(self.err(span, format!("undefined register '{name}'"))),
         }
     }
@@ -458,6 +516,16 @@ impl<'a> FunctionChecker<'a> {
                         );
                     }
                     return Ok(Arg::Reg(self.within_limit(id, o.span)?));
+                }
+                if let Some(Name::Vector(first, n)) = self.lookup(name) {
+                    // As `{v.x, v.y, ...}`.
+                    let last = self.within_limit(first + n - 1, o.span)?;
+                    if *offset != 0 {
+                        return Err(
+                            self.err(o.span, "a register cannot take an offset outside [ ]")
+                        );
+                    }
+                    return Ok(Arg::Vector((first..=last).map(Arg::Reg).collect()));
                 }
                 if let Some(s) = special(name) {
                     return Ok(Arg::Special(s));

@@ -81,7 +81,7 @@ pub struct Var {
     pub init: Option<Vec<u8>>,
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Inst {
     pub guard: Option<Guard>,
     pub op: Op,
@@ -423,6 +423,11 @@ pub struct CvtMods {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Mov(PtxType),
+    /// `mov.v2/.v4`: element by element, every source read before any destination is written.
+    MovVec {
+        ty: PtxType,
+        vec: u8,
+    },
     Ld {
         space: StateSpace,
         ty: PtxType,

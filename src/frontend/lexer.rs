@@ -24,10 +24,11 @@ fn is_word_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '$' | '%' | '.')
 }
 
-/// Directives that begin a declaration: written together with what follows (`.param.u64 a`,
-/// as some generators do), they are still separate words.
-const DECLARATION_DIRECTIVES: [&str; 7] = [
-    ".reg", ".param", ".local", ".shared", ".global", ".const", ".tex",
+/// Directives that begin a declaration, and the vector widths in one: written together with
+/// what follows (`.param.u64 a`, `.reg .v2.b16 x`, as some generators do), they are still
+/// separate words.
+const DECLARATION_DIRECTIVES: [&str; 10] = [
+    ".reg", ".param", ".local", ".shared", ".global", ".const", ".tex", ".v2", ".v4", ".v8",
 ];
 
 fn push_word(out: &mut Vec<Token>, text: &str, start: usize, end: usize, line: u32) {

@@ -412,8 +412,15 @@ impl<'a> Parser<'a> {
             );
         };
         let mut align = None;
-        if self.eat_word(".align") {
-            align = Some(self.uint("an alignment")?);
+        let mut vector = 1;
+        loop {
+            if self.eat_word(".align") {
+                align = Some(self.uint("an alignment")?);
+            } else if let Some(n) = self.vector_width() {
+                vector = n;
+            } else {
+                break;
+            }
         }
         let ty = self.ty()?;
         // `.ptr .global .align N` annotations on pointer parameters.
@@ -430,7 +437,7 @@ impl<'a> Parser<'a> {
         if self.eat_punct('[') {
             let count = self.uint("an array size")?;
             let close = self.expect_punct(']')?;
-            let bytes = ty.size() as u64 * count as u64;
+            let bytes = ty.size() as u64 * vector as u64 * count as u64;
             if bytes > MAX_PARAM_BYTES {
                 return self.err(
                     span.to(close),
@@ -446,6 +453,7 @@ impl<'a> Parser<'a> {
             name,
             span,
             ty,
+            vector,
             align,
             array,
             is_reg,
@@ -459,10 +467,8 @@ impl<'a> Parser<'a> {
         loop {
             if self.eat_word(".align") {
                 align = Some(self.uint("an alignment")?);
-            } else if self.eat_word(".v2") {
-                vector = 2;
-            } else if self.eat_word(".v4") {
-                vector = 4;
+            } else if let Some(n) = self.vector_width() {
+                vector = n;
             } else {
                 break;
             }
@@ -584,13 +590,15 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `.v2` or `.v4` in a declaration (vector variables, registers and parameters).
+    fn vector_width(&mut self) -> Option<u32> {
+        [(".v2", 2), (".v4", 4)]
+            .into_iter()
+            .find_map(|(w, n)| self.eat_word(w).then_some(n))
+    }
+
     fn reg_decl(&mut self) -> PResult<RegDecl> {
-        let mut vector = 1;
-        if self.eat_word(".v2") {
-            vector = 2;
-        } else if self.eat_word(".v4") {
-            vector = 4;
-        }
+        let vector = self.vector_width().unwrap_or(1);
         let ty = self.ty()?;
         let mut names = Vec::new();
         loop {

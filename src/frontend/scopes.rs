@@ -5,6 +5,10 @@
 //! used, not when it is declared, and a range `%r<N>` is never expanded: declared but unused
 //! registers cost nothing, so a 300-byte file declaring millions of them is cheap, and every
 //! later stage (lowering, frames, lane groups) sees only the registers the code uses.
+//!
+//! A vector register (`.reg .v4 .u32 v`) is its elements, consecutive scalar registers named
+//! `v.x`, `v.y`, ...: `v.x` (or `v.r`) names one, `v` all of them (`Name::Vector`), so every
+//! instruction that takes `{a, b, c, d}` takes `v` too.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -21,13 +25,16 @@ pub const MAX_REGISTERS: usize = 60_000;
 #[derive(Clone, Copy)]
 pub enum Name {
     Reg(RegId),
+    /// A vector register: `n` registers from the first.
+    Vector(RegId, u32),
     Var(usize),
 }
 
 enum Declared {
-    /// A register and, once used, its id.
+    /// A register (of `vector` elements) and, once used, its (first element's) id.
     Reg {
         ty: PtxType,
+        vector: u32,
         id: Option<RegId>,
     },
     Var(usize),
@@ -35,6 +42,7 @@ enum Declared {
 
 struct Range {
     ty: PtxType,
+    vector: u32,
     count: u32,
     /// Ids of the registers of the range used so far, by index.
     ids: HashMap<u32, RegId>,
@@ -91,15 +99,20 @@ impl Scopes {
         self.stack.get_mut().pop();
     }
 
-    /// Declares a register name or range in the innermost scope; `Err` says why it cannot be.
-    pub fn declare_reg(&mut self, decl: &RegName, ty: PtxType) -> Result<(), String> {
+    /// Declares a register name or range (of vectors of `vector` elements when it is not 1)
+    /// in the innermost scope; `Err` says why it cannot be.
+    pub fn declare_reg(&mut self, decl: &RegName, ty: PtxType, vector: u32) -> Result<(), String> {
         let scope = self.stack.get_mut().last_mut().expect("a scope");
         match decl.range {
             None => {
                 if scope.declares(&decl.name) {
                     return Err(format!("'{}' is already declared in this scope", decl.name));
                 }
-                let reg = Declared::Reg { ty, id: None };
+                let reg = Declared::Reg {
+                    ty,
+                    vector,
+                    id: None,
+                };
                 scope.names.insert(decl.name.clone(), reg);
             }
             Some(count) => {
@@ -116,6 +129,7 @@ impl Scopes {
                 }
                 let range = Range {
                     ty,
+                    vector,
                     count,
                     ids: HashMap::new(),
                 };
@@ -136,15 +150,31 @@ impl Scopes {
     }
 
     /// What `name` means here (the innermost declaration wins); a register used for the first
-    /// time gets its id.
+    /// time gets its id. `v.x`, `v.y`, `v.z`, `v.w` (or `.r .g .b .a`) are the elements of a
+    /// vector register `v`.
     pub fn lookup(&self, name: &str) -> Option<Name> {
+        if let Some(found) = self.lookup_declared(name) {
+            return Some(found);
+        }
+        let (vector, element) = name.rsplit_once('.')?;
+        let k = ["x", "y", "z", "w"]
+            .iter()
+            .position(|&c| c == element)
+            .or_else(|| ["r", "g", "b", "a"].iter().position(|&c| c == element))?;
+        match self.lookup_declared(vector)? {
+            Name::Vector(first, n) if (k as u32) < n => Some(Name::Reg(first + k as RegId)),
+            _ => None,
+        }
+    }
+
+    fn lookup_declared(&self, name: &str) -> Option<Name> {
         let mut stack = self.stack.borrow_mut();
         for scope in stack.iter_mut().rev() {
             match scope.names.get_mut(name) {
                 Some(Declared::Var(v)) => return Some(Name::Var(*v)),
-                Some(Declared::Reg { ty, id }) => {
-                    let id = *id.get_or_insert_with(|| self.new_reg(name, *ty));
-                    return Some(Name::Reg(id));
+                Some(Declared::Reg { ty, vector, id }) => {
+                    let id = *id.get_or_insert_with(|| self.new_regs(name, *ty, *vector));
+                    return Some(name_of(id, *vector));
                 }
                 None => {}
             }
@@ -152,9 +182,12 @@ impl Scopes {
                 && let Some(range) = scope.ranges.get_mut(prefix)
                 && i < range.count
             {
-                let ty = range.ty;
-                let id = *range.ids.entry(i).or_insert_with(|| self.new_reg(name, ty));
-                return Some(Name::Reg(id));
+                let (ty, vector) = (range.ty, range.vector);
+                let id = *range
+                    .ids
+                    .entry(i)
+                    .or_insert_with(|| self.new_regs(name, ty, vector));
+                return Some(name_of(id, vector));
             }
         }
         None
@@ -166,12 +199,23 @@ impl Scopes {
     }
 
     fn new_reg(&self, name: &str, ty: PtxType) -> RegId {
+        self.new_regs(name, ty, 1)
+    }
+
+    /// `vector` consecutive registers (`name.x`, `name.y`, ... for a vector); the first's id.
+    fn new_regs(&self, name: &str, ty: PtxType, vector: u32) -> RegId {
         let mut regs = self.regs.borrow_mut();
-        regs.push(Reg {
-            name: name.to_string(),
-            ty,
-        });
-        (regs.len() - 1) as RegId
+        let first = regs.len() as RegId;
+        for k in 0..vector as usize {
+            regs.push(Reg {
+                name: match vector {
+                    1 => name.to_string(),
+                    _ => format!("{name}.{}", ["x", "y", "z", "w"][k]),
+                },
+                ty,
+            });
+        }
+        first
     }
 
     pub fn reg_type(&self, id: RegId) -> PtxType {
@@ -186,6 +230,13 @@ impl Scopes {
     /// The function's register table: the registers used, in order of first use.
     pub fn into_regs(self) -> Vec<Reg> {
         self.regs.into_inner()
+    }
+}
+
+fn name_of(first: RegId, vector: u32) -> Name {
+    match vector {
+        1 => Name::Reg(first),
+        n => Name::Vector(first, n),
     }
 }
 
@@ -212,9 +263,9 @@ mod tests {
     #[test]
     fn registers_get_ids_in_order_of_first_use_not_declaration() {
         let mut s = Scopes::default();
-        s.declare_reg(&decl("%r", Some(1 << 20)), PtxType::U32)
+        s.declare_reg(&decl("%r", Some(1 << 20)), PtxType::U32, 1)
             .unwrap();
-        s.declare_reg(&decl("%p", None), PtxType::Pred).unwrap();
+        s.declare_reg(&decl("%p", None), PtxType::Pred, 1).unwrap();
         assert_eq!(s.reg_count(), 0);
         assert_eq!(reg_id(&s, "%r999999"), Some(0));
         assert_eq!(reg_id(&s, "%p"), Some(1));
@@ -226,7 +277,8 @@ mod tests {
     #[test]
     fn a_range_holds_exactly_its_members() {
         let mut s = Scopes::default();
-        s.declare_reg(&decl("%r", Some(4)), PtxType::U32).unwrap();
+        s.declare_reg(&decl("%r", Some(4)), PtxType::U32, 1)
+            .unwrap();
         assert!(reg_id(&s, "%r3").is_some());
         for outside in ["%r4", "%r", "%r03", "%r00", "%rx1"] {
             assert!(reg_id(&s, outside).is_none(), "{outside}");
@@ -236,10 +288,11 @@ mod tests {
     #[test]
     fn an_inner_scope_shadows_an_outer_one() {
         let mut s = Scopes::default();
-        s.declare_reg(&decl("%r", Some(4)), PtxType::U32).unwrap();
+        s.declare_reg(&decl("%r", Some(4)), PtxType::U32, 1)
+            .unwrap();
         let (outer, outer2) = (reg_id(&s, "%r1"), reg_id(&s, "%r2"));
         s.push();
-        s.declare_reg(&decl("%r1", None), PtxType::U64).unwrap();
+        s.declare_reg(&decl("%r1", None), PtxType::U64, 1).unwrap();
         let inner = reg_id(&s, "%r1");
         assert_ne!(inner, outer);
         assert_eq!(s.reg_type(inner.unwrap()), PtxType::U64);
@@ -252,13 +305,38 @@ mod tests {
     #[test]
     fn a_name_declared_twice_in_one_scope_is_an_error() {
         let mut s = Scopes::default();
-        s.declare_reg(&decl("%r", Some(4)), PtxType::U32).unwrap();
-        assert!(s.declare_reg(&decl("%r2", None), PtxType::U32).is_err());
-        assert!(s.declare_reg(&decl("%r", Some(2)), PtxType::U32).is_err());
+        s.declare_reg(&decl("%r", Some(4)), PtxType::U32, 1)
+            .unwrap();
+        assert!(s.declare_reg(&decl("%r2", None), PtxType::U32, 1).is_err());
+        assert!(
+            s.declare_reg(&decl("%r", Some(2)), PtxType::U32, 1)
+                .is_err()
+        );
         assert!(s.declare_var("%r0", 0).is_err());
-        s.declare_reg(&decl("%r4", None), PtxType::U32).unwrap();
-        s.declare_reg(&decl("%f", None), PtxType::F32).unwrap();
-        assert!(s.declare_reg(&decl("%f", None), PtxType::F32).is_err());
-        assert!(s.declare_reg(&decl("%r", Some(8)), PtxType::U32).is_err());
+        s.declare_reg(&decl("%r4", None), PtxType::U32, 1).unwrap();
+        s.declare_reg(&decl("%f", None), PtxType::F32, 1).unwrap();
+        assert!(s.declare_reg(&decl("%f", None), PtxType::F32, 1).is_err());
+        assert!(
+            s.declare_reg(&decl("%r", Some(8)), PtxType::U32, 1)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_vector_register_is_its_elements_named_by_component() {
+        let mut s = Scopes::default();
+        s.declare_reg(&decl("v", None), PtxType::U32, 4).unwrap();
+        s.declare_reg(&decl("h", Some(2)), PtxType::B16, 2).unwrap();
+        let Some(Name::Vector(first, 4)) = s.lookup("v") else {
+            panic!("v is a vector of 4")
+        };
+        assert_eq!(reg_id(&s, "v.x"), Some(first));
+        assert_eq!(reg_id(&s, "v.w"), Some(first + 3));
+        assert_eq!(reg_id(&s, "v.g"), Some(first + 1));
+        assert!(matches!(s.lookup("h1"), Some(Name::Vector(_, 2))));
+        assert!(reg_id(&s, "h1.y").is_some());
+        for outside in ["h1.z", "v.q", "h2.x", "v.x.x"] {
+            assert!(s.lookup(outside).is_none(), "{outside}");
+        }
     }
 }

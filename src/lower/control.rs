@@ -9,7 +9,8 @@ use crate::frontend::checked::{Arg, Param};
 
 impl Translator<'_, '_> {
     /// `call (ret…), f, (arg…)`: every parameter is passed by address. A `.param` variable is
-    /// passed as it is; a register or immediate is copied to a temporary slot first.
+    /// passed as it is; a register, vector register or immediate is copied to a temporary slot
+    /// first (and a returned one copied back after).
     pub fn call(&mut self, a: &[Arg]) -> LResult {
         let (rets, func, params) = match a {
             [Arg::Func(f)] => (&[][..], *f, &[][..]),
@@ -46,8 +47,11 @@ impl Translator<'_, '_> {
         let mut copy_back = Vec::new();
         for (arg, decl) in rets.iter().zip(&callee.returns) {
             let addr = self.param_slot(arg, decl, false)?;
-            if matches!(arg, Arg::Reg(_)) {
-                copy_back.push((arg.clone(), addr, decl.ty));
+            for (k, element) in elements(arg).iter().enumerate() {
+                if matches!(element, Arg::Reg(_)) {
+                    let offset = (k as u32 * decl.ty.size()) as i32;
+                    copy_back.push((element.clone(), addr, offset, decl.ty));
+                }
             }
             args.push(addr);
         }
@@ -58,11 +62,11 @@ impl Translator<'_, '_> {
         let f = self.function_ref(func);
         let call = self.b.ins().call(f, &args);
         let status = self.b.inst_results(call)[0];
-        for (arg, addr, ty) in copy_back {
+        for (arg, addr, offset, ty) in copy_back {
             let v = self
                 .b
                 .ins()
-                .load(ty.ir_type(), MemFlagsData::trusted(), addr, 0);
+                .load(ty.ir_type(), MemFlagsData::trusted(), addr, offset);
             self.write(&arg, v, ty)?;
         }
         // A non-zero status: `exit` ends the thread in a kernel; anything else propagates.
@@ -94,20 +98,41 @@ impl Translator<'_, '_> {
     fn param_slot(&mut self, arg: &Arg, decl: &Param, is_input: bool) -> LResult<Value> {
         match arg {
             Arg::SymbolAddr(sym, 0) => self.symbol_host_address(*sym),
-            Arg::Reg(_) | Arg::Imm(_) => {
+            Arg::Reg(_) | Arg::Imm(_) | Arg::Vector(_) => {
                 let slot = self.b.create_sized_stack_slot(ir::StackSlotData::new(
                     ir::StackSlotKind::ExplicitSlot,
                     decl.size.max(8),
                     3,
                 ));
                 let addr = self.b.ins().stack_addr(types::I64, slot, 0);
+                let parts = elements(arg);
+                if matches!(arg, Arg::Vector(_)) && parts.len() as u32 * decl.ty.size() != decl.size
+                {
+                    return Err(self.err(format!(
+                        "parameter '{}' has {} bytes, the operand {}",
+                        decl.name,
+                        decl.size,
+                        parts.len() as u32 * decl.ty.size()
+                    )));
+                }
                 if is_input {
-                    let v = self.read(arg, decl.ty)?;
-                    self.b.ins().store(MemFlagsData::trusted(), v, addr, 0);
+                    for (k, part) in parts.iter().enumerate() {
+                        let v = self.read(part, decl.ty)?;
+                        let offset = (k as u32 * decl.ty.size()) as i32;
+                        self.b.ins().store(MemFlagsData::trusted(), v, addr, offset);
+                    }
                 }
                 Ok(addr)
             }
             _ => Err(self.err("call operands must be .param variables or registers")),
         }
+    }
+}
+
+/// The registers (or immediates) an operand passes: a vector's elements, or itself.
+fn elements(arg: &Arg) -> &[Arg] {
+    match arg {
+        Arg::Vector(items) => items,
+        _ => std::slice::from_ref(arg),
     }
 }

@@ -64,6 +64,28 @@ impl Translator<'_, '_> {
         }
     }
 
+    /// `mov.vN.type d, a`: a parallel copy (`{a, b}` ← `{b, a}` swaps).
+    pub fn mov_vector(&mut self, ty: PtxType, vec: u8, a: &[Arg]) -> LResult {
+        let (Arg::Vector(dst), Arg::Vector(src)) = (&a[0], &a[1]) else {
+            return Err(self.err(format!("mov.v{vec} moves a vector into a vector")));
+        };
+        if dst.len() != vec as usize || src.len() != vec as usize {
+            return Err(self.err(format!(
+                "mov.v{vec} needs {vec} elements on each side, found {} and {}",
+                dst.len(),
+                src.len()
+            )));
+        }
+        let values = src
+            .iter()
+            .map(|s| self.read(s, ty))
+            .collect::<LResult<Vec<_>>>()?;
+        for (d, v) in dst.iter().zip(values) {
+            self.write(d, v, ty)?;
+        }
+        Ok(())
+    }
+
     fn element_type(&self, ty: PtxType, n: usize) -> LResult<PtxType> {
         let bits = ty.bits() / n as u32;
         match bits_type(bits) {

@@ -78,6 +78,7 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
     let same_everywhere = |inst: &checked::Inst| {
         let op_ok = match inst.op {
             Op::Mov(_)
+            | Op::MovVec { .. }
             | Op::Cvt { .. }
             | Op::CvtNarrow(_)
             | Op::Int { .. }

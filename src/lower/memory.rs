@@ -8,17 +8,17 @@ use crate::frontend::checked::{AddrBase, Arg, Symbol};
 use crate::types::PtxType;
 
 impl Translator<'_, '_> {
-    /// Element type of a memory access: predicates cannot be loaded, and the `.b8`-style
-    /// widths load as integers.
-    fn access_type(&self, ty: PtxType) -> LResult<PtxType> {
-        if ty == PtxType::Pred {
+    /// Element type of a memory access: predicates cannot be loaded, but for a `.func`'s
+    /// `.reg .pred` parameters and return values (a byte in their slot; see the checker).
+    fn access_type(&self, ty: PtxType, space: StateSpace) -> LResult<PtxType> {
+        if ty == PtxType::Pred && space != StateSpace::Param {
             return Err(self.err("cannot load or store a .pred"));
         }
         Ok(ty)
     }
 
     pub fn load(&mut self, space: StateSpace, ty: PtxType, vec: u8, a: &[Arg]) -> LResult {
-        let ty = self.access_type(ty)?;
+        let ty = self.access_type(ty, space)?;
         let dst = self.elements(&a[0]).to_vec();
         if dst.len() != vec as usize {
             return Err(self.err(format!(
@@ -52,7 +52,7 @@ impl Translator<'_, '_> {
     }
 
     pub fn store(&mut self, space: StateSpace, ty: PtxType, vec: u8, a: &[Arg]) -> LResult {
-        let ty = self.access_type(ty)?;
+        let ty = self.access_type(ty, space)?;
         let src = self.elements(&a[1]).to_vec();
         if src.len() != vec as usize {
             return Err(self.err(format!(

@@ -707,6 +707,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Op::Call => self.call(a)?,
             Op::Mov(ty) => self.mov(ty, a)?,
+            Op::MovVec { ty, vec } => self.mov_vector(ty, vec, a)?,
             Op::Selp(ty) => self.selp(ty, a)?,
             Op::Ld { space, ty, vec } => self.load(space, ty, vec, a)?,
             Op::St { space, ty, vec } => self.store(space, ty, vec, a)?,

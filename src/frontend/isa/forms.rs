@@ -276,6 +276,10 @@ pub const FORMS: &[Form] = forms![
     "mov.type d, a",
         ".type = { .pred, .b16, .b32, .b64, .b128, .u16, .u32, .u64, .s16, .s32, .s64, .f32, .f64 }",
         "Data Movement and Conversion Instructions: mov", |m| Op::Mov(m.ty(".type"));
+    // A vector register or `{a, b}` as a whole ("Vectors ... may be used in mov").
+    "mov.vec.type d, a",
+        ".vec = { .v2, .v4 }; .type = { .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64, .f32, .f64 }",
+        "Data Movement and Conversion Instructions: mov", |m| Op::MovVec { ty: m.ty(".type"), vec: vec(m) };
     "ld{.weak}{.ss}{.cop}{.level::cache_hint}{.level::prefetch_size}{.vec}.type d, [a]{, cache-policy}",
         LD_SETS, "Data Movement and Conversion Instructions: ld", |m| ld(m);
     "ld{.weak}{.ss}{.level1::eviction_priority}{.level2::eviction_priority}{.level::cache_hint}{.level::prefetch_size}{.vec}.type d, [a]{, cache-policy}",

@@ -1,0 +1,158 @@
+//! The declaration and operand syntax real PTX files contain beyond the instructions, one rule
+//! per test, each run in both compiled forms: vector registers, `.func` parameters that are
+//! registers, a register plus a constant as an operand, addresses in initializers.
+
+use ptxjit::{Arg, CompileOptions, DeviceBuffer, LaneGroups, Module};
+
+const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+
+/// Runs kernel `k(.param .u64 out)` of `ptx` on one thread in both compiled forms; the
+/// first `words` u64 of the output buffer (the same in both).
+fn run(ptx: &str, words: usize) -> Vec<u64> {
+    let results: Vec<Vec<u64>> = [LaneGroups::Off, LaneGroups::Always]
+        .into_iter()
+        .map(|lane_groups| {
+            let opts = CompileOptions {
+                lane_groups,
+                ..CompileOptions::default()
+            };
+            let module = Module::from_ptx_named("t.ptx", ptx, &opts)
+                .unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+            let out = DeviceBuffer::zeroed(words * 8).unwrap();
+            module
+                .kernel("k")
+                .unwrap()
+                .launch(1, 1, &[Arg::buffer(&out)])
+                .unwrap_or_else(|e| panic!("{e}"));
+            out.to_vec()
+        })
+        .collect();
+    assert_eq!(results[0], results[1], "the two compiled forms differ");
+    results[0].clone()
+}
+
+/// A kernel `k` whose body starts with `%out` holding the output address.
+fn kernel(before: &str, body: &str) -> String {
+    format!(
+        "{HEADER}{before}\n.visible .entry k(.param .u64 k_out)\n{{\n.reg .b64 %out;\n\
+         ld.param.u64 %out, [k_out];\n{body}\nret;\n}}\n"
+    )
+}
+
+fn check_error(ptx: &str) -> String {
+    match Module::from_ptx_named("t.ptx", ptx, &CompileOptions::default()) {
+        Ok(_) => panic!("accepted:\n{ptx}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn a_vector_register_element_is_named_by_xyzw_or_rgba() {
+    let got = run(
+        &kernel(
+            "",
+            ".reg .v4 .u32 v;\n.reg .u32 s;\n\
+             mov.u32 v.x, 1;\nmov.u32 v.y, 2;\nmov.u32 v.b, 3;\nmov.u32 v.a, 4;\n\
+             add.u32 s, v.r, v.w;\nst.global.u32 [%out], s;\nst.global.u32 [%out+4], v.z;\n\
+             st.global.u32 [%out+8], v.g;",
+        ),
+        2,
+    );
+    assert_eq!(got, [3 << 32 | 5, 2]);
+}
+
+#[test]
+fn a_vector_register_stands_for_its_elements_in_ld_st_and_mov() {
+    // ld.v2 fills it, mov.b64 packs it (x low), st.v2 stores it, mov.b64 unpacks into it.
+    let got = run(
+        &kernel(
+            "",
+            ".reg .v2 .u32 v;\n.reg .b64 packed;\n\
+             st.global.v2.u32 [%out+8], {7, 9};\nld.global.v2.u32 v, [%out+8];\n\
+             mov.b64 packed, v;\nst.global.u64 [%out], packed;\n\
+             mov.b64 v, 0x0000000500000006;\nst.global.v2.u32 [%out+16], v;",
+        ),
+        3,
+    );
+    assert_eq!(got, [9 << 32 | 7, 9 << 32 | 7, 5 << 32 | 6]);
+}
+
+#[test]
+fn mov_vec_reads_every_element_before_writing_any() {
+    // {a, b, c, d} <- {d, a, b, c} rotates: a sequential copy would repeat d.
+    let got = run(
+        &kernel(
+            "",
+            ".reg .u16 a, b, c, d;\n.reg .v4 .u16 v;\n\
+             mov.u16 a, 1;\nmov.u16 b, 2;\nmov.u16 c, 3;\nmov.u16 d, 4;\n\
+             mov.v4.u16 {a, b, c, d}, {d, a, b, c};\nmov.v4.u16 v, {a, b, c, d};\n\
+             st.global.v4.u16 [%out], v;",
+        ),
+        1,
+    );
+    assert_eq!(got, [0x0003_0002_0001_0004]);
+}
+
+#[test]
+fn a_range_of_vector_registers_declares_vectors_written_with_their_type() {
+    // `.v2.b16` in one word, as some generators write it.
+    let got = run(
+        &kernel(
+            "",
+            ".reg .v2.b16 h<2>;\nmov.b32 h1, 0x00070008;\nmov.b16 h0.y, h1.x;\n\
+             mov.b16 h0.x, h1.y;\nst.global.v2.b16 [%out], h0;",
+        ),
+        1,
+    );
+    assert_eq!(got, [0x0008_0007]);
+}
+
+#[test]
+fn reg_parameters_and_returns_of_a_func_are_registers_of_its_body() {
+    // Two returns (one a predicate), a parameter the body overwrites; the caller passes
+    // registers.
+    let ptx = kernel(
+        ".func (.reg .u32 a, .reg .pred b) f(.reg .u32 x)\n{\n\
+         add.u32 x, x, 1;\nmov.u32 a, x;\nsetp.eq.u32 b, x, 6;\nret;\n}",
+        ".reg .u32 r, s;\n.reg .pred p;\nmov.u32 r, 5;\ncall (s, p), f, (r);\n\
+         st.global.u32 [%out], s;\n@p st.global.u32 [%out+4], r;",
+    );
+    assert_eq!(run(&ptx, 1), [5 << 32 | 6]);
+}
+
+#[test]
+fn a_returned_value_is_the_one_at_the_ret_that_ends_the_call() {
+    // `@p ret` returns early with the value so far; falling off the end returns too.
+    let ptx = kernel(
+        ".func (.reg .u32 a) f(.reg .u32 x)\n{\n.reg .pred p;\n\
+         mov.u32 a, 10;\nsetp.eq.u32 p, x, 0;\n@p ret;\nmov.u32 a, 20;\n}",
+        ".reg .u32 r, s;\ncall (r), f, (0);\ncall (s), f, (1);\n\
+         st.global.v2.u32 [%out], {r, s};",
+    );
+    assert_eq!(run(&ptx, 1), [20 << 32 | 10]);
+}
+
+#[test]
+fn vector_reg_parameters_pass_every_element() {
+    let ptx = kernel(
+        ".func (.reg .v2 .u32 out) swap(.reg .v2 .u32 in)\n{\n\
+         mov.v2.u32 out, {in.y, in.x};\nret;\n}",
+        ".reg .v2 .u32 v;\nmov.b64 v, 0x0000000200000001;\ncall (v), swap, (v);\n\
+         st.global.v2.u32 [%out], v;",
+    );
+    assert_eq!(run(&ptx, 1), [1 << 32 | 2]);
+}
+
+#[test]
+fn a_vector_register_where_one_register_is_needed_is_an_error() {
+    let e = check_error(&kernel(
+        "",
+        ".reg .v2 .u32 v;\n.reg .pred p;\n@v st.global.u32 [%out], 1;",
+    ));
+    assert!(
+        e.contains("'v' is a vector register: name one element ('v.x')"),
+        "{e}"
+    );
+    let e = check_error(&kernel("", ".reg .v2 .u32 v;\nmov.u32 v.z, 1;"));
+    assert!(e.contains("undefined name 'v.z'"), "{e}");
+}
