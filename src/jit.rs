@@ -335,6 +335,17 @@ pub fn place_variables(
             }
             global_addresses[i] = Some(segment.address() + offset);
         }
+        // Initializers that hold addresses (`.u64 p[2] = {x, y}`), now that all are known.
+        for (i, g) in module.globals.iter().enumerate() {
+            for a in &g.init_addresses {
+                let (Some(at), Some(target)) = (global_addresses[i], global_addresses[a.target])
+                else {
+                    continue;
+                };
+                let value = target.wrapping_add_signed(a.offset);
+                segment.write_at((at - segment.address() + a.at) as usize, &[value])?;
+            }
+        }
         data_end = segment.address() + granule;
         Some(segment)
     };

@@ -156,3 +156,55 @@ fn a_vector_register_where_one_register_is_needed_is_an_error() {
     let e = check_error(&kernel("", ".reg .v2 .u32 v;\nmov.u32 v.z, 1;"));
     assert!(e.contains("undefined name 'v.z'"), "{e}");
 }
+
+#[test]
+fn a_register_plus_a_constant_is_their_sum_as_a_source() {
+    let got = run(
+        &kernel(
+            "",
+            ".reg .b64 t;\n.reg .u32 r;\nmov.b64 t, 12;\nmov.u32 r, 7;\n\
+             st.global.u64 [%out], t + 1;\nadd.u32 r, r, r+-2;\nst.global.u32 [%out+8], r;",
+        ),
+        2,
+    );
+    assert_eq!(got, [13, 12]);
+    let e = check_error(&kernel("", ".reg .u32 r;\nmov.u32 r+1, 7;"));
+    assert!(
+        e.contains("a register cannot take an offset outside [ ]"),
+        "{e}"
+    );
+    let e = check_error(&kernel("", ".reg .f32 f;\nadd.f32 f, f+1, f;"));
+    assert!(
+        e.contains("'f' is a .f32 register: only integers take '+'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_initializer_may_hold_the_addresses_of_earlier_variables() {
+    // `x`, `y+8` and `generic(z)`: each the address a kernel gets with `mov.u64 r, name`.
+    let got = run(
+        &kernel(
+            ".const .u64 x = 1;\n.global .u32 y[4] = {4, 5, 6};\n.global .b8 z[2];\n\
+             .const .u64 table[3] = {x, y+8, generic(z)};",
+            ".reg .b64 a, b;\n.reg .u32 r;\n\
+             mov.u64 a, x;\nld.const.u64 b, [table];\nsub.u64 a, b, a;\nst.global.u64 [%out], a;\n\
+             ld.const.u64 b, [table+8];\nld.global.u32 r, [b];\nst.global.u32 [%out+8], r;\n\
+             mov.u64 a, z;\nld.const.u64 b, [table+16];\nsub.u64 a, b, a;\nst.global.u64 [%out+16], a;",
+        ),
+        3,
+    );
+    assert_eq!(got, [0, 6, 0]);
+    let e = check_error(&format!("{HEADER}.global .u32 x;\n.global .u32 p = x;\n"));
+    assert!(
+        e.contains("the address of 'x' fills 64 bits, but 'p' holds .u32 elements"),
+        "{e}"
+    );
+    let e = check_error(&format!(
+        "{HEADER}.global .u64 p = later;\n.global .u32 later;\n"
+    ));
+    assert!(
+        e.contains("'later' in the initializer of 'p' is not a .global or .const variable declared before it"),
+        "{e}"
+    );
+}

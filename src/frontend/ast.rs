@@ -93,8 +93,22 @@ pub struct VarDecl {
     /// Product of the array dimensions; `Some(0)` for `[]` (size set elsewhere).
     pub array: Option<u32>,
     pub is_extern: bool,
-    /// Flattened initializer values (raw bits of each element).
+    /// Flattened initializer values (raw bits of each element; 0 where an address goes).
     pub init: Vec<Immediate>,
+    /// Elements of `init` that are variables' addresses (`{x, y+8, generic(z)}`).
+    pub init_addresses: Vec<InitAddress>,
+}
+
+/// An initializer element that is the address of a variable plus a byte offset. The
+/// address of a `.global`/`.const` variable is the same in its space and as a generic
+/// address here, so `generic(x)` and `x` are one thing.
+#[derive(Clone, Debug)]
+pub struct InitAddress {
+    /// Index of the element in `VarDecl::init`.
+    pub element: usize,
+    pub name: String,
+    pub offset: i64,
+    pub span: Span,
 }
 
 impl VarDecl {

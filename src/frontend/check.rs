@@ -21,7 +21,9 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
     let mut globals = Vec::new();
     let mut global_names = HashMap::new();
     for g in &m.globals {
-        match var_from_decl(source, g) {
+        match var_from_decl(source, g)
+            .and_then(|v| resolve_addresses(source, g, v, &global_names, &globals))
+        {
             Ok(v) => {
                 global_names.insert(g.name.clone(), globals.len());
                 globals.push(v);
@@ -138,7 +140,54 @@ fn var_from_decl(source: &Arc<Source>, d: &ast::VarDecl) -> CResult<Var> {
         align: d.alignment(),
         is_extern: d.is_extern,
         init,
+        init_addresses: Vec::new(),
     })
+}
+
+/// Resolves the variables' addresses in `d`'s initializer (earlier module variables in
+/// `.global` or `.const`): where in `v` each one goes.
+fn resolve_addresses(
+    source: &Arc<Source>,
+    d: &ast::VarDecl,
+    mut v: Var,
+    names: &HashMap<String, usize>,
+    vars: &[Var],
+) -> CResult<Var> {
+    for a in &d.init_addresses {
+        if d.ty.size() != 8 {
+            return Err(Diagnostic::new(
+                source,
+                a.span,
+                format!(
+                    "the address of '{}' fills 64 bits, but '{}' holds .{} elements",
+                    a.name,
+                    d.name,
+                    d.ty.name()
+                ),
+            ));
+        }
+        let target = names
+            .get(&a.name)
+            .copied()
+            .filter(|&t| matches!(vars[t].space, StateSpace::Global | StateSpace::Const));
+        let Some(target) = target else {
+            return Err(Diagnostic::new(
+                source,
+                a.span,
+                format!(
+                    "'{}' in the initializer of '{}' is not a .global or .const variable \
+                     declared before it",
+                    a.name, d.name
+                ),
+            ));
+        };
+        v.init_addresses.push(InitAddress {
+            at: a.element as u64 * 8,
+            target,
+            offset: a.offset,
+        });
+    }
+    Ok(v)
 }
 
 /// The bits of a literal as a value of `ty` (an integer literal in a float variable is
@@ -457,11 +506,13 @@ impl<'a> FunctionChecker<'a> {
             }
             None => None,
         };
-        let mut args = i
-            .operands
-            .iter()
-            .map(|o| self.operand(o, op))
-            .collect::<CResult<Vec<_>>>()?;
+        let mut args = Vec::new();
+        for (k, o) in i.operands.iter().enumerate() {
+            args.push(match self.register_plus_constant(o, guard) {
+                Some(sum) if k > 0 => sum?,
+                _ => self.operand(o, op)?,
+            });
+        }
         // `ld.u32 r, a[1]` addresses memory without brackets where the line has `[a]`.
         for (k, (arg, o)) in args.iter_mut().zip(&i.operands).enumerate() {
             if let Arg::SymbolAddr(sym, offset) = *arg
@@ -502,6 +553,47 @@ impl<'a> FunctionChecker<'a> {
             ));
         }
         Ok(inst)
+    }
+
+    /// A source `r+imm` (or `r + imm`) with `r` an integer register: ptxas takes the sum, so
+    /// it is computed into a hidden register by an `add` before the instruction. `None` for
+    /// any other operand.
+    fn register_plus_constant(
+        &mut self,
+        o: &ast::Operand,
+        guard: Option<Guard>,
+    ) -> Option<CResult<Arg>> {
+        let OperandKind::Name(name, offset) = &o.kind else {
+            return None;
+        };
+        let Some(Name::Reg(id)) = self.lookup(name).filter(|_| *offset != 0) else {
+            return None;
+        };
+        let ty = self.scopes.reg_type(id);
+        if !ty.is_int() {
+            let msg = format!(
+                "'{name}' is a .{} register: only integers take '+'",
+                ty.name()
+            );
+            return Some(Err(self.err(o.span, msg)));
+        }
+        let sum = self.scopes.hidden_reg(&format!("{name}+{offset}"), ty);
+        let add = Inst {
+            guard,
+            op: Op::Int {
+                op: IntOp::Add { sat: false },
+                ty,
+            },
+            args: vec![
+                Arg::Reg(sum),
+                Arg::Reg(id),
+                Arg::Imm(Immediate::Int(*offset as u64)),
+            ],
+            span: o.span,
+            opcode: format!("add.{}", ty.name()),
+        };
+        self.body.push(add);
+        Some(self.within_limit(sum, o.span).map(Arg::Reg))
     }
 
     fn operand(&self, o: &ast::Operand, op: Op) -> CResult<Arg> {

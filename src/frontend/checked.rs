@@ -79,6 +79,17 @@ pub struct Var {
     pub is_extern: bool,
     /// Initial bytes (little-endian) of the variable's start, the rest being zero.
     pub init: Option<Vec<u8>>,
+    /// Where `init` holds other variables' addresses, filled in when they are placed.
+    pub init_addresses: Vec<InitAddress>,
+}
+
+/// A 64-bit initializer element that is the address of module variable `target` plus `offset`.
+#[derive(Clone, Debug)]
+pub struct InitAddress {
+    /// Byte offset in the variable.
+    pub at: u64,
+    pub target: usize,
+    pub offset: i64,
 }
 
 #[derive(Clone, Debug)]

@@ -485,9 +485,9 @@ impl<'a> Parser<'a> {
             array = Some(array.unwrap_or(1).saturating_mul(n));
             self.expect_punct(']')?;
         }
-        let mut init = Vec::new();
+        let (mut init, mut init_addresses) = (Vec::new(), Vec::new());
         if self.eat_punct('=') {
-            self.initializer(&mut init)?;
+            self.initializer(&mut init, &mut init_addresses)?;
         }
         self.expect_punct(';')?;
         Ok(VarDecl {
@@ -500,17 +500,24 @@ impl<'a> Parser<'a> {
             array,
             is_extern,
             init,
+            init_addresses,
         })
     }
 
-    fn initializer(&mut self, out: &mut Vec<Immediate>) -> PResult<()> {
+    /// A number, `{...}` of initializers, or a variable's address: `name`, `name+offset`,
+    /// `generic(name)`, `generic(name)+offset`.
+    fn initializer(
+        &mut self,
+        out: &mut Vec<Immediate>,
+        addresses: &mut Vec<InitAddress>,
+    ) -> PResult<()> {
         let open = self.span();
         if self.eat_punct('{') {
             if self.eat_punct('}') {
                 return Ok(());
             }
             loop {
-                self.nested(open, |p| p.initializer(out))?;
+                self.nested(open, |p| p.initializer(out, addresses))?;
                 if self.eat_punct('}') {
                     return Ok(());
                 }
@@ -519,15 +526,35 @@ impl<'a> Parser<'a> {
         }
         let neg = self.eat_punct('-');
         let (w, span) = self.word("an initializer value")?;
-        match parse_number(&w) {
-            Some(v) => out.push(if neg { negate(v) } else { v }),
-            None => {
-                return self.err(
-                    span,
-                    format!("unsupported initializer '{w}' (only numbers are supported)"),
-                );
-            }
+        if let Some(v) = parse_number(&w) {
+            out.push(if neg { negate(v) } else { v });
+            return Ok(());
         }
+        if neg || w.starts_with(|c: char| c.is_ascii_digit() || c == '.') {
+            return self.err(
+                span,
+                format!("expected a number or a variable, found '{w}'"),
+            );
+        }
+        let name = if w == "generic" && self.eat_punct('(') {
+            let (name, _) = self.word("a variable name")?;
+            self.expect_punct(')')?;
+            name
+        } else {
+            w
+        };
+        let offset = if self.eat_punct('+') {
+            self.offset()?
+        } else {
+            0
+        };
+        addresses.push(InitAddress {
+            element: out.len(),
+            name,
+            offset,
+            span: span.to(self.prev_span()),
+        });
+        out.push(Immediate::Int(0));
         Ok(())
     }
 
