@@ -20,6 +20,7 @@ use crate::frontend::checked::{
 use crate::jit::{CompileOptions, place_variables};
 use crate::kernel::{Arg as KernelArg, check_ptx};
 use crate::lower::Env;
+use crate::semantics::directed;
 use crate::semantics::float as fl;
 use crate::semantics::half::{BF16, F16, HalfFormat};
 use crate::semantics::half_ops;
@@ -819,7 +820,18 @@ impl Interpreter {
                 }
             }};
         }
-        let r: f64 = if f32op {
+        let directed = mods
+            .rnd
+            .filter(|&r| r != Rounding::Rn)
+            .zip(directed::Arith::of(op));
+        let r: f64 = if let Some((rnd, arith)) = directed {
+            if f32op {
+                let [a, b, c] = x.map(|v| v as f32);
+                directed::f32_op(arith, rnd, a, b, c) as f64
+            } else {
+                directed::f64_op(arith, rnd, x[0], x[1], x[2])
+            }
+        } else if f32op {
             compute!(x.map(|v| v as f32), fl::min_max_f32) as f64
         } else if matches!(
             op,
@@ -1052,6 +1064,34 @@ impl Interpreter {
                 val.clamp(lo, hi) as u64 & mask(dst.bits())
             } else {
                 v & mask(dst.bits())
+            }
+        } else if !mods.integral
+            && !matches!(mode, Rounding::Rn | Rounding::Rna)
+            && matches!(dst, PtxType::F32 | PtxType::F64)
+            && (src.is_int() || src == PtxType::F64 && dst == PtxType::F32)
+        {
+            // Rounded in a direction: exact integer arithmetic (`semantics::directed`).
+            let raw = self.read(blk, t, &a[1], src)?;
+            let wide =
+                |signed| convert_bits(raw, src, if signed { PtxType::S64 } else { PtxType::U64 });
+            let x = match (src, dst) {
+                (PtxType::F64, _) => directed::f64_to_f32(f64::from_bits(raw), mode) as f64,
+                (_, PtxType::F32) => {
+                    directed::int_to_f32(wide(src.is_signed()), src.is_signed(), mode) as f64
+                }
+                _ => directed::int_to_f64(wide(src.is_signed()), src.is_signed(), mode),
+            };
+            let x = match (mods.sat, x.is_nan()) {
+                (true, true) => 0.0,
+                (true, false) => fl::saturate(x),
+                _ => x,
+            };
+            if dst == PtxType::F32 {
+                let v = x as f32; // exact: already an f32
+                let v = if mods.ftz { fl::flush_f32(v) } else { v };
+                fl::canonical_f32(v).to_bits() as u64
+            } else {
+                x.to_bits()
             }
         } else if src.is_int() && (src.size() == 8) && dst.is_half() {
             return Err(

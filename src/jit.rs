@@ -141,6 +141,36 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
             vec![types::I32],
         ),
         (
+            "ptxjit_directed_f32",
+            helpers::directed_f32 as *const u8,
+            vec![types::I32, types::I32, types::F32, types::F32, types::F32],
+            vec![types::F32],
+        ),
+        (
+            "ptxjit_directed_f64",
+            helpers::directed_f64 as *const u8,
+            vec![types::I32, types::I32, types::F64, types::F64, types::F64],
+            vec![types::F64],
+        ),
+        (
+            "ptxjit_f64_to_f32_directed",
+            helpers::f64_to_f32_directed as *const u8,
+            vec![types::F64, types::I32],
+            vec![types::F32],
+        ),
+        (
+            "ptxjit_int_to_f32_directed",
+            helpers::int_to_f32_directed as *const u8,
+            vec![types::I64, types::I32, types::I32],
+            vec![types::F32],
+        ),
+        (
+            "ptxjit_int_to_f64_directed",
+            helpers::int_to_f64_directed as *const u8,
+            vec![types::I64, types::I32, types::I32],
+            vec![types::F64],
+        ),
+        (
             "ptxjit_clock_ns",
             helpers::clock_ns as *const u8,
             vec![],
@@ -182,6 +212,28 @@ mod helpers {
     }
     pub extern "C" fn fma_bf16(a: u32, b: u32, c: u32) -> u32 {
         crate::semantics::half::fma_bf16(a as u16, b as u16, c as u16) as u32
+    }
+    /// f32/f64 arithmetic in a rounding direction (`Arith as u32`, `DIRECTIONS` index).
+    pub extern "C" fn directed_f32(op: u32, rnd: u32, a: f32, b: f32, c: f32) -> f32 {
+        use crate::semantics::directed::{Arith, DIRECTIONS, f32_op};
+        f32_op(Arith::ALL[op as usize], DIRECTIONS[rnd as usize], a, b, c)
+    }
+    pub extern "C" fn directed_f64(op: u32, rnd: u32, a: f64, b: f64, c: f64) -> f64 {
+        use crate::semantics::directed::{Arith, DIRECTIONS, f64_op};
+        f64_op(Arith::ALL[op as usize], DIRECTIONS[rnd as usize], a, b, c)
+    }
+    /// `cvt` in a rounding direction (a `DIRECTIONS` index) from f64 or an integer.
+    pub extern "C" fn f64_to_f32_directed(x: f64, rnd: u32) -> f32 {
+        use crate::semantics::directed::{DIRECTIONS, f64_to_f32};
+        f64_to_f32(x, DIRECTIONS[rnd as usize])
+    }
+    pub extern "C" fn int_to_f32_directed(v: u64, signed: u32, rnd: u32) -> f32 {
+        use crate::semantics::directed::{DIRECTIONS, int_to_f32};
+        int_to_f32(v, signed != 0, DIRECTIONS[rnd as usize])
+    }
+    pub extern "C" fn int_to_f64_directed(v: u64, signed: u32, rnd: u32) -> f64 {
+        use crate::semantics::directed::{DIRECTIONS, int_to_f64};
+        int_to_f64(v, signed != 0, DIRECTIONS[rnd as usize])
     }
     pub extern "C" fn clock_ns() -> i64 {
         use std::sync::OnceLock;

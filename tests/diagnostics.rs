@@ -42,10 +42,10 @@ fn unsupported_instruction_is_named_precisely() {
 #[test]
 fn unsupported_form_found_while_lowering_is_named_too() {
     let msg = compile_err(&format!(
-        "{HEAD}.visible .entry k()\n{{\n.reg .f32 %f<3>;\nadd.rz.f32 %f1, %f2, %f2;\nret;\n}}\n"
+        "{HEAD}.visible .entry k()\n{{\n.reg .b64 %rd<3>;\ncvt.sat.u64.s64 %rd1, %rd2;\nret;\n}}\n"
     ));
     assert!(
-        msg.starts_with("k.ptx:7:1: error: unsupported instruction 'add.rz.f32' (directed rounding of f32/f64 arithmetic)"),
+        msg.starts_with("k.ptx:7:1: error: unsupported instruction 'cvt.sat.u64.s64' (cvt.sat between 64-bit integer types)"),
         "{msg}"
     );
 }

@@ -157,11 +157,18 @@ impl Translator<'_, '_> {
             let h = softfloat::f64_to_half(self.b, fmt, f, mode);
             return Ok(self.half_result_mods(fmt, mods, h));
         }
-        if mode != Rounding::Rn {
-            return Err(self.unsupported("cvt from an integer with directed rounding"));
-        }
         let ft = dst.ir_type();
-        let f = if signed {
+        let f = if let Some(rnd) = self.direction(mode)? {
+            let name = if dst == PtxType::F32 {
+                "ptxjit_int_to_f32_directed"
+            } else {
+                "ptxjit_int_to_f64_directed"
+            };
+            let f = self.helper_ref(name);
+            let signed = self.b.ins().iconst(types::I32, signed as i64);
+            let call = self.b.ins().call(f, &[wide, signed, rnd]);
+            self.b.inst_results(call)[0]
+        } else if signed {
             self.b.ins().fcvt_from_sint(ft, wide)
         } else {
             self.b.ins().fcvt_from_uint(ft, wide)
@@ -277,11 +284,16 @@ impl Translator<'_, '_> {
         Ok(match dst {
             PtxType::F64 => f,
             PtxType::F32 => {
-                if src == PtxType::F64 && mode != Rounding::Rn {
-                    return Err(self.unsupported("cvt.f32.f64 with directed rounding"));
-                }
-                // Exact for every half value; f64 → f32 rounds to nearest even.
-                let v = self.b.ins().fdemote(types::F32, f);
+                // Exact for every half value; f64 → f32 rounds to nearest even, or in a
+                // direction in a helper.
+                let v = match self.direction(mode)? {
+                    Some(rnd) if src == PtxType::F64 => {
+                        let helper = self.helper_ref("ptxjit_f64_to_f32_directed");
+                        let call = self.b.ins().call(helper, &[f, rnd]);
+                        self.b.inst_results(call)[0]
+                    }
+                    _ => self.b.ins().fdemote(types::F32, f),
+                };
                 let v = if mods.ftz {
                     softfloat::flush_subnormal(self.b, v)
                 } else {

@@ -9,6 +9,7 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 use super::softfloat;
 use super::{LResult, Translator};
 use crate::frontend::checked::{Arg, FloatMods, FloatOp, Rounding, TestOp};
+use crate::semantics::directed::{Arith, DIRECTIONS};
 use crate::types::PtxType;
 
 impl Translator<'_, '_> {
@@ -16,9 +17,15 @@ impl Translator<'_, '_> {
         if !ty.is_float() {
             return Err(self.err(format!("{op:?} is not defined on {ty}")));
         }
-        if !matches!(mods.rnd, None | Some(Rounding::Rn)) && !op.is_sign_operation() {
-            return Err(self.unsupported("directed rounding of f32/f64 arithmetic"));
-        }
+        let directed = match mods.rnd {
+            Some(_) if op.is_sign_operation() => None,
+            Some(rnd) => match (self.direction(rnd)?, Arith::of(op)) {
+                (Some(rnd), Some(arith)) => Some((arith, rnd)),
+                (None, _) => None,
+                (Some(_), None) => return Err(self.unsupported("a rounding of this operation")),
+            },
+            None => None,
+        };
         if mods.relu || mods.nan || mods.xorsign_abs || mods.oob {
             return Err(self.unsupported("modifier not defined on f32/f64"));
         }
@@ -33,6 +40,20 @@ impl Translator<'_, '_> {
             });
         }
         let r = match op {
+            // The host rounds only to nearest: the other directions are exact arithmetic in
+            // a helper (`semantics::directed`).
+            _ if let Some((arith, rnd)) = directed => {
+                let name = if ty == PtxType::F32 {
+                    "ptxjit_directed_f32"
+                } else {
+                    "ptxjit_directed_f64"
+                };
+                let f = self.helper_ref(name);
+                let mut args = vec![self.b.ins().iconst(types::I32, arith as i64), rnd];
+                args.extend((0..3).map(|i| x.get(i).copied().unwrap_or(x[0])));
+                let call = self.b.ins().call(f, &args);
+                self.b.inst_results(call)[0]
+            }
             FloatOp::Add => self.b.ins().fadd(x[0], x[1]),
             FloatOp::Sub => self.b.ins().fsub(x[0], x[1]),
             FloatOp::Mul => self.b.ins().fmul(x[0], x[1]),
@@ -80,6 +101,16 @@ impl Translator<'_, '_> {
             r = softfloat::canonicalize_f32(self.b, r);
         }
         self.write(&a[0], r, ty)
+    }
+
+    /// The index of a direction other than to nearest, for the helpers of
+    /// `semantics::directed` (`None` to nearest, which the host does itself).
+    pub(super) fn direction(&mut self, rnd: Rounding) -> LResult<Option<Value>> {
+        match DIRECTIONS.iter().position(|&d| d == rnd) {
+            Some(0) => Ok(None),
+            Some(k) => Ok(Some(self.b.ins().iconst(types::I32, k as i64))),
+            None => Err(self.unsupported("this rounding of f32/f64 values")),
+        }
     }
 
     /// `testp.op.type p, a`: a class of `a`'s value (zero is neither normal nor subnormal).

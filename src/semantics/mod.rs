@@ -3,6 +3,7 @@
 //! The JIT's inline IR helpers (`lower::softfloat`) implement the same algorithms; tests run
 //! both over the same inputs and compare bits.
 
+pub mod directed;
 pub mod float;
 pub mod half;
 pub mod half_ops;
