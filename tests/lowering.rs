@@ -578,3 +578,20 @@ fn cluster_registers_describe_clusters_of_one_cta() {
     assert_eq!(words[..10], [0, 2, 0, 1, 0, 1, 0, 0, 176, 176]);
     assert_eq!(words[12..22], [1, 2, 0, 1, 0, 1, 0, 0, 176, 176]);
 }
+
+#[test]
+fn createpolicy_makes_a_policy_the_cache_hints_take_and_nothing_else_changes() {
+    // No cache to steer: the opaque policy is 0 and a load or store with it is a plain one.
+    let got = run_body(
+        "",
+        "createpolicy.fractional.L2::evict_last.b64 %rd1, 1.0;\n\
+         createpolicy.fractional.L2::evict_first.L2::evict_unchanged.b64 %rd2;\n\
+         createpolicy.range.global.L2::evict_normal.b64 %rd3, [%out], 64, 128;\n\
+         createpolicy.cvt.L2.b64 %rd4, %rd1;\n\
+         st.global.L2::cache_hint.u64 [%out+32], 7, %rd1;\n\
+         ld.global.L2::cache_hint.u64 %rd5, [%out+32], %rd2;\n\
+         add.u64 %rd5, %rd5, %rd3;\nadd.u64 %rd5, %rd5, %rd4;\nst.global.u64 [%out], %rd5;",
+        5,
+    );
+    assert_eq!(got, [7, 0, 0, 0, 7]);
+}

@@ -523,6 +523,9 @@ pub enum Op {
     },
     /// `nanosleep.u32 t`: sleeps at most `2t` ns, so not at all.
     Nanosleep,
+    /// `createpolicy`: an opaque cache policy for the `.L2::cache_hint` of loads and stores,
+    /// which have no cache to steer here: 0.
+    CreatePolicy,
     /// `redux.sync.op.type d, a, membermask`.
     Redux {
         op: ReduxOp,

@@ -739,6 +739,10 @@ impl<'a, 'b> Translator<'a, 'b> {
             Op::Fence => {
                 self.b.ins().fence();
             }
+            Op::CreatePolicy => {
+                let policy = self.b.ins().iconst(types::I64, 0);
+                self.write(&a[0], policy, crate::types::PtxType::B64)?;
+            }
             Op::Activemask => self.activemask(a)?,
             Op::Atom { space, op, ty, red } => self.atom(space, op, ty, red, a)?,
             Op::Setp {

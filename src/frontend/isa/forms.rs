@@ -453,8 +453,16 @@ pub const FORMS: &[Form] = forms![
     // With no debugger attached a breakpoint stops the kernel as `trap` does.
     "brkpt", "", "Miscellaneous Instructions: brkpt", |_| Op::Trap;
     "nanosleep.u32 t", "", "Miscellaneous Instructions: nanosleep", |_| Op::Nanosleep;
+    "createpolicy.range{.global}.level::primary_priority{.level::secondary_priority}.b64 cache-policy, [a], primary-size, total-size",
+        POLICY_SETS, "Data Movement and Conversion Instructions: createpolicy", |_| Op::CreatePolicy;
+    "createpolicy.fractional.level::primary_priority{.level::secondary_priority}.b64 cache-policy{, fraction}",
+        POLICY_SETS, "Data Movement and Conversion Instructions: createpolicy", |_| Op::CreatePolicy;
+    "createpolicy.cvt.L2.b64 cache-policy, access-property",
+        "", "Data Movement and Conversion Instructions: createpolicy", |_| Op::CreatePolicy;
 ];
 
+const POLICY_SETS: &str = ".level::primary_priority = { .L2::evict_last, .L2::evict_normal, .L2::evict_first, .L2::evict_unchanged };
+    .level::secondary_priority = { .L2::evict_first, .L2::evict_unchanged }";
 const CMP_TYPES: &str = ".CmpOp = { .eq, .ne, .lt, .le, .gt, .ge, .lo, .ls, .hi, .hs, .equ, .neu, .ltu, .leu, .gtu, .geu, .num, .nan };
     .BoolOp = { .and, .or, .xor };
     .type = { .b16, .b32, .b64, .u16, .u32, .u64, .s16, .s32, .s64, .f32, .f64 }";
