@@ -508,9 +508,13 @@ impl<'a> FunctionChecker<'a> {
         };
         let mut args = Vec::new();
         for (k, o) in i.operands.iter().enumerate() {
-            args.push(match self.register_plus_constant(o, guard) {
-                Some(sum) if k > 0 => sum?,
-                _ => self.operand(o, op)?,
+            // (The first operand is a destination or an address.)
+            let sum = (k > 0)
+                .then(|| self.register_plus_constant(o, guard))
+                .flatten();
+            args.push(match sum {
+                Some(sum) => sum?,
+                None => self.operand(o, op)?,
             });
         }
         // `ld.u32 r, a[1]` addresses memory without brackets where the line has `[a]`.

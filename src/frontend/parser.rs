@@ -411,17 +411,7 @@ impl<'a> Parser<'a> {
                 format!("expected .param, found {}", self.describe()),
             );
         };
-        let mut align = None;
-        let mut vector = 1;
-        loop {
-            if self.eat_word(".align") {
-                align = Some(self.uint("an alignment")?);
-            } else if let Some(n) = self.vector_width() {
-                vector = n;
-            } else {
-                break;
-            }
-        }
+        let (align, vector) = self.align_and_vector()?;
         let ty = self.ty()?;
         // `.ptr .global .align N` annotations on pointer parameters.
         if self.eat_word(".ptr") {
@@ -462,17 +452,7 @@ impl<'a> Parser<'a> {
 
     /// `[.align N] [.vN] .type name[dims] [= init] ;` after the state space word.
     fn var_decl(&mut self, space: StateSpace, is_extern: bool, start: Span) -> PResult<VarDecl> {
-        let mut align = None;
-        let mut vector = 1;
-        loop {
-            if self.eat_word(".align") {
-                align = Some(self.uint("an alignment")?);
-            } else if let Some(n) = self.vector_width() {
-                vector = n;
-            } else {
-                break;
-            }
-        }
+        let (align, vector) = self.align_and_vector()?;
         let ty = self.ty()?;
         let (name, span) = self.word("a variable name")?;
         let mut array: Option<u32> = None;
@@ -613,6 +593,20 @@ impl<'a> Parser<'a> {
                         format!("expected an instruction, found {}", self.describe()),
                     );
                 }
+            }
+        }
+    }
+
+    /// `.align N` and `.v2`/`.v4`, in either order, before a declaration's type.
+    fn align_and_vector(&mut self) -> PResult<(Option<u32>, u32)> {
+        let (mut align, mut vector) = (None, 1);
+        loop {
+            if self.eat_word(".align") {
+                align = Some(self.uint("an alignment")?);
+            } else if let Some(n) = self.vector_width() {
+                vector = n;
+            } else {
+                return Ok((align, vector));
             }
         }
     }
