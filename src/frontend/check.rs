@@ -369,25 +369,31 @@ impl<'a> FunctionChecker<'a> {
                     let id = self.labels[name];
                     self.label_pos[id] = self.body.len();
                 }
-                Stmt::Inst(i) => match self.instruction(i) {
-                    Ok(inst) => {
-                        if inst.op == Op::Ret {
-                            let stores = self.reg_return_stores.iter().map(|st| Inst {
-                                guard: inst.guard,
-                                ..st.clone()
-                            });
-                            self.body.extend(stores.collect::<Vec<_>>());
-                        }
-                        self.body.push(inst)
-                    }
-                    Err(d) => self.diags.push(d),
-                },
+                Stmt::Inst(i) => self.push_instruction(i),
                 Stmt::Block(inner) => {
                     self.scopes.push();
                     self.block(inner);
                     self.scopes.pop();
                 }
             }
+        }
+    }
+
+    /// Checks `i` into the body (a function of its own: `block` recurses once per nesting
+    /// level, so its frame stays small).
+    fn push_instruction(&mut self, i: &ast::Instruction) {
+        match self.instruction(i) {
+            Ok(inst) => {
+                if inst.op == Op::Ret {
+                    let stores = self.reg_return_stores.iter().map(|st| Inst {
+                        guard: inst.guard,
+                        ..st.clone()
+                    });
+                    self.body.extend(stores.collect::<Vec<_>>());
+                }
+                self.body.push(inst)
+            }
+            Err(d) => self.diags.push(d),
         }
     }
 

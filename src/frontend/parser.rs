@@ -546,55 +546,75 @@ impl<'a> Parser<'a> {
         let mut out = Vec::new();
         loop {
             let span = self.span();
-            let Some(tok) = self.peek().cloned() else {
-                return self.err(open, "unclosed '{': missing '}'");
-            };
-            match tok {
-                Tok::Punct('}') => {
+            match self.peek() {
+                None => return self.err(open, "unclosed '{': missing '}'"),
+                Some(Tok::Punct('}')) => {
                     self.pos += 1;
                     return Ok(out);
                 }
-                Tok::Punct('{') => {
+                Some(Tok::Punct('{')) => {
                     self.pos += 1;
                     out.push(Stmt::Block(self.nested(span, Self::block_body)?));
                 }
-                Tok::Punct(';') => self.pos += 1,
-                Tok::Punct('@') => out.push(Stmt::Inst(self.instruction()?)),
-                Tok::Word(w) if w.starts_with('.') => {
-                    self.pos += 1;
-                    match w.as_str() {
-                        ".reg" => out.push(Stmt::Reg(self.reg_decl()?)),
-                        ".loc" | ".file" => self.skip_line(),
-                        ".pragma" => self.skip_statement(),
-                        ".local" | ".shared" | ".param" | ".const" | ".global" => {
-                            let space = StateSpace::from_name(&w[1..]).expect("listed above");
-                            out.push(Stmt::Var(self.var_decl(space, false, span)?));
-                        }
-                        ".extern" if self.is_word(".shared") => {
-                            self.pos += 1;
-                            out.push(Stmt::Var(self.var_decl(StateSpace::Shared, true, span)?));
-                        }
-                        _ => {
-                            return self.err(
-                                span,
-                                format!("unsupported directive '{w}' in a function body"),
-                            );
-                        }
+                Some(_) => {
+                    if let Some(stmt) = self.statement(span)? {
+                        out.push(stmt);
                     }
-                }
-                Tok::Word(w) if self.peek_at(1) == Some(&Tok::Punct(':')) => {
-                    self.pos += 2;
-                    out.push(Stmt::Label { name: w, span });
-                }
-                Tok::Word(_) => out.push(Stmt::Inst(self.instruction()?)),
-                _ => {
-                    return self.err(
-                        span,
-                        format!("expected an instruction, found {}", self.describe()),
-                    );
                 }
             }
         }
+    }
+
+    /// One statement that is not a `{ }` block, or nothing (`;`, `.loc`, `.pragma`). Apart
+    /// from `block_body`, whose frame is on the stack once per nesting level, so it stays small.
+    fn statement(&mut self, span: Span) -> PResult<Option<Stmt>> {
+        let tok = self.peek().cloned().expect("the caller peeked a token");
+        Ok(Some(match tok {
+            Tok::Punct(';') => {
+                self.pos += 1;
+                return Ok(None);
+            }
+            Tok::Punct('@') => Stmt::Inst(self.instruction()?),
+            Tok::Word(w) if w.starts_with('.') => {
+                self.pos += 1;
+                match w.as_str() {
+                    ".reg" => Stmt::Reg(self.reg_decl()?),
+                    ".loc" | ".file" => {
+                        self.skip_line();
+                        return Ok(None);
+                    }
+                    ".pragma" => {
+                        self.skip_statement();
+                        return Ok(None);
+                    }
+                    ".local" | ".shared" | ".param" | ".const" | ".global" => {
+                        let space = StateSpace::from_name(&w[1..]).expect("listed above");
+                        Stmt::Var(self.var_decl(space, false, span)?)
+                    }
+                    ".extern" if self.is_word(".shared") => {
+                        self.pos += 1;
+                        Stmt::Var(self.var_decl(StateSpace::Shared, true, span)?)
+                    }
+                    _ => {
+                        return self.err(
+                            span,
+                            format!("unsupported directive '{w}' in a function body"),
+                        );
+                    }
+                }
+            }
+            Tok::Word(w) if self.peek_at(1) == Some(&Tok::Punct(':')) => {
+                self.pos += 2;
+                Stmt::Label { name: w, span }
+            }
+            Tok::Word(_) => Stmt::Inst(self.instruction()?),
+            _ => {
+                return self.err(
+                    span,
+                    format!("expected an instruction, found {}", self.describe()),
+                );
+            }
+        }))
     }
 
     /// `.align N` and `.v2`/`.v4`, in either order, before a declaration's type.
