@@ -530,7 +530,7 @@ impl Interpreter {
             }
             Op::Cvt { dst, src, mods } => self.cvt(blk, t, dst, src, mods, a)?,
             Op::CvtNarrow(form) => self.cvt_narrow(blk, t, form, a)?,
-            Op::Fence => {}
+            Op::Fence | Op::GridDepControl => {}
             Op::CreatePolicy => self.write(blk, t, &a[0], 0, PtxType::B64)?,
             _ => return Err("not supported by the interpreter".into()),
         }

@@ -42,10 +42,10 @@ fn unsupported_instruction_is_named_precisely() {
 #[test]
 fn unsupported_form_found_while_lowering_is_named_too() {
     let msg = compile_err(&format!(
-        "{HEAD}.visible .entry k()\n{{\n.reg .b64 %rd<3>;\ncvt.sat.u64.s64 %rd1, %rd2;\nret;\n}}\n"
+        "{HEAD}.visible .entry k()\n{{\n.reg .b16 %h<3>;\ncvt.f16.f16 %h1, %h2;\nret;\n}}\n"
     ));
     assert!(
-        msg.starts_with("k.ptx:7:1: error: unsupported instruction 'cvt.sat.u64.s64' (cvt.sat between 64-bit integer types)"),
+        msg.starts_with("k.ptx:7:1: error: unsupported instruction 'cvt.f16.f16' (half to itself needs .rni/.rzi/.rmi/.rpi)"),
         "{msg}"
     );
 }

@@ -290,3 +290,67 @@ fn cvt_pack_sat_saturates_both_sources_and_packs_them_above_c() {
         });
     }
 }
+
+#[test]
+fn cvt_sat_clamps_to_the_destination_range_from_and_to_64_bits() {
+    let clamp = |v: i128, signed: bool, bits: u32| -> u64 {
+        let (lo, hi) = if signed {
+            (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1)
+        } else {
+            (0, (1i128 << bits) - 1)
+        };
+        (v.clamp(lo, hi) as u64)
+            & if bits == 64 {
+                u64::MAX
+            } else {
+                (1 << bits) - 1
+            }
+    };
+    let cols = columns(1, 64);
+    for (dst, src) in [
+        ("u64", "s64"),
+        ("s64", "u64"),
+        ("s32", "s64"),
+        ("u32", "u64"),
+        ("u32", "s64"),
+        ("s8", "u64"),
+        ("u16", "s64"),
+        ("u64", "s32"),
+    ] {
+        let (dbits, sbits): (u32, u32) = (dst[1..].parse().unwrap(), src[1..].parse().unwrap());
+        let wide = |bits: u32| if bits == 64 { W::B64 } else { W::B32 };
+        let input: Vec<u64> = cols[0]
+            .iter()
+            .map(|&v| if sbits == 64 { v } else { v & 0xFFFF_FFFF })
+            .collect();
+        let inst = format!("cvt.sat.{dst}.{src} {{d}}, {{a}}");
+        for lanes in [LaneGroups::Always, LaneGroups::Off] {
+            let opts = CompileOptions {
+                lane_groups: lanes,
+                ..CompileOptions::default()
+            };
+            let got = elementwise_with(&opts, &inst, wide(dbits), &[(wide(sbits), &input)]);
+            for (g, &x) in got.iter().zip(&input) {
+                let v = if src.starts_with('s') {
+                    (x << (64 - sbits)) as i64 as i128 >> (64 - sbits)
+                } else {
+                    x as i128
+                };
+                let mask = if dbits >= 32 {
+                    u64::MAX >> (64 - dbits.max(32))
+                } else {
+                    u64::MAX >> 32
+                };
+                let want = clamp(v, dst.starts_with('s'), dbits);
+                // Narrow destinations land sign- or zero-extended in a 32-bit register.
+                let want = if dbits < 32 && dst.starts_with('s') {
+                    (want << (64 - dbits)) as i64 >> (64 - dbits)
+                } else {
+                    want as i64
+                } as u64
+                    & mask;
+                assert_eq!(*g & mask, want, "{inst} {x:#x} ({lanes:?})");
+            }
+        }
+    }
+}

@@ -595,3 +595,15 @@ fn createpolicy_makes_a_policy_the_cache_hints_take_and_nothing_else_changes() {
     );
     assert_eq!(got, [7, 0, 0, 0, 7]);
 }
+
+#[test]
+fn griddepcontrol_is_satisfied_at_once_as_launches_run_in_order() {
+    // A grid starts after the grids before it completed: `wait` has nothing to wait for.
+    let got = run_body(
+        "",
+        "griddepcontrol.wait;\nmov.u64 %rd1, 5;\ngriddepcontrol.launch_dependents;\n\
+         st.global.u64 [%out], %rd1;",
+        1,
+    );
+    assert_eq!(got, [5]);
+}

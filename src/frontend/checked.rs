@@ -523,6 +523,9 @@ pub enum Op {
     },
     /// `nanosleep.u32 t`: sleeps at most `2t` ns, so not at all.
     Nanosleep,
+    /// `griddepcontrol.{launch_dependents,wait}`: launches on a stream run one after another,
+    /// so a grid's prerequisites have completed before it starts: both are satisfied at once.
+    GridDepControl,
     /// `createpolicy`: an opaque cache policy for the `.L2::cache_hint` of loads and stores,
     /// which have no cache to steer here: 0.
     CreatePolicy,

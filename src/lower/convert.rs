@@ -78,10 +78,31 @@ impl Translator<'_, '_> {
 
     fn int_to_int(&mut self, dst: PtxType, src: PtxType, sat: bool, x: Value) -> LResult<Value> {
         let (dt, st) = (dst.ir_type(), src.ir_type());
+        if sat && (dst.size() > 4 || src.size() > 4) {
+            // A signed source can pass only the bounds it can reach in i64; an unsigned one
+            // only the upper bound (u64's, u64::MAX, clamps nothing).
+            let wide = self.extend(x, types::I64, src.is_signed());
+            let (lo, hi) = int_range(dst);
+            let clamped = if src.is_signed() {
+                let lo = self.b.ins().iconst(types::I64, lo);
+                let v = self.b.ins().smax(wide, lo);
+                if dst == PtxType::U64 {
+                    v
+                } else {
+                    let hi = self.b.ins().iconst(types::I64, hi);
+                    self.b.ins().smin(v, hi)
+                }
+            } else {
+                let hi = self.b.ins().iconst(types::I64, hi);
+                self.b.ins().umin(wide, hi)
+            };
+            return Ok(if dt.bits() < 64 {
+                self.b.ins().ireduce(dt, clamped)
+            } else {
+                clamped
+            });
+        }
         if !sat || dst.size() > 4 || src.size() > 4 {
-            if sat {
-                return Err(self.unsupported("cvt.sat between 64-bit integer types"));
-            }
             return Ok(if dt.bits() < st.bits() {
                 self.b.ins().ireduce(dt, x)
             } else {
@@ -329,11 +350,12 @@ impl Translator<'_, '_> {
 }
 
 /// The range of an integer type of at most 32 bits, as i64.
+/// The range of an integer type (u64's upper bound as its bits: -1).
 fn int_range(ty: PtxType) -> (i64, i64) {
-    let bits = ty.bits();
+    let unused = 64 - ty.bits();
     if ty.is_signed() {
-        (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)
+        (i64::MIN >> unused, i64::MAX >> unused)
     } else {
-        (0, (1i64 << bits) - 1)
+        (0, (u64::MAX >> unused) as i64)
     }
 }

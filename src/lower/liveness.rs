@@ -62,6 +62,7 @@ fn first_is_destination(op: Op) -> bool {
         | Op::Trap
         | Op::Call
         | Op::Fence
+        | Op::GridDepControl
         | Op::WarpSync => false,
         Op::Bar(crate::frontend::checked::BarKind::Red(_)) => true,
         Op::Bar(_) => false,

@@ -739,6 +739,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             Op::Fence => {
                 self.b.ins().fence();
             }
+            Op::GridDepControl => {}
             Op::CreatePolicy => {
                 let policy = self.b.ins().iconst(types::I64, 0);
                 self.write(&a[0], policy, crate::types::PtxType::B64)?;

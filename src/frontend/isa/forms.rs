@@ -453,6 +453,8 @@ pub const FORMS: &[Form] = forms![
     // With no debugger attached a breakpoint stops the kernel as `trap` does.
     "brkpt", "", "Miscellaneous Instructions: brkpt", |_| Op::Trap;
     "nanosleep.u32 t", "", "Miscellaneous Instructions: nanosleep", |_| Op::Nanosleep;
+    "griddepcontrol.action", ".action = { .launch_dependents, .wait }",
+        "Parallel Synchronization and Communication Instructions: griddepcontrol", |_| Op::GridDepControl;
     "createpolicy.range{.global}.level::primary_priority{.level::secondary_priority}.b64 cache-policy, [a], primary-size, total-size",
         POLICY_SETS, "Data Movement and Conversion Instructions: createpolicy", |_| Op::CreatePolicy;
     "createpolicy.fractional.level::primary_priority{.level::secondary_priority}.b64 cache-policy{, fraction}",
