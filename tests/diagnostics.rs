@@ -211,11 +211,14 @@ fn types_an_instruction_does_not_take_are_unsupported_not_a_codegen_panic() {
 }
 
 #[test]
-fn global_variables_inside_a_function_body_are_reported() {
+fn a_global_variable_declared_twice_in_a_body_scope_is_reported() {
     let msg = compile_err(&format!(
-        "{HEAD}.visible .entry k()\n{{\n.const .u32 c = 5;\nret;\n}}\n"
+        "{HEAD}.visible .entry k()\n{{\n.const .u32 c = 5;\n.global .u32 c;\nret;\n}}\n"
     ));
-    assert!(msg.contains("k.ptx:6:1: error: unsupported: a .global or .const variable declared inside a function body"), "{msg}");
+    assert!(
+        msg.contains("k.ptx:7:1: error: 'c' is already declared in this scope"),
+        "{msg}"
+    );
 }
 
 #[test]

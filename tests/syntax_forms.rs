@@ -208,3 +208,17 @@ fn an_initializer_may_hold_the_addresses_of_earlier_variables() {
         "{e}"
     );
 }
+
+#[test]
+fn a_global_or_const_variable_in_a_body_is_a_module_variable_its_scope_names() {
+    // Each function's `c` is its own; the inner scope's `c` shadows the outer one and is
+    // gone after its `}`; initializers and atomics work as on any module variable.
+    let ptx = kernel(
+        ".global .u32 c = 1;\n.func (.reg .u32 r) f()\n{\n.const .u32 c = 20;\nld.const.u32 r, [c];\nret;\n}",
+        ".global .u32 c = 300;\n.reg .u32 a, b, x;\n{\n.const .u32 c[2] = {4000, 50000};\n\
+         ld.const.u32 a, [c+4];\n}\nld.global.u32 b, [c];\natom.global.add.u32 x, [c], 1;\n\
+         ld.global.u32 x, [c];\ncall (x), f, ();\nadd.u32 a, a, b;\nadd.u32 a, a, x;\n\
+         st.global.u32 [%out], a;\nld.global.u32 x, [c];\nst.global.u32 [%out+4], x;",
+    );
+    assert_eq!(run(&ptx, 1), [301 << 32 | 50_320]);
+}

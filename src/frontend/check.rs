@@ -11,7 +11,7 @@ use crate::error::{Diagnostic, Source, Span};
 use crate::types::PtxType;
 use ptxjit_runtime::{Dim3, block_fits, block_limits};
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 type CResult<T> = Result<T, Diagnostic>;
@@ -49,8 +49,29 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
             }
         }
     }
-    let mut functions = Vec::new();
+    // `.global`/`.const` variables declared in a body are module variables whose name only
+    // their scope sees: placed with the others, in the order the bodies declare them.
+    let mut body_globals = Vec::new();
     for f in &order {
+        let mut mine = VecDeque::new();
+        for v in data_declared_in(f.body.as_deref().unwrap_or(&[])) {
+            let var = var_from_decl(source, v)
+                .and_then(|var| resolve_addresses(source, v, var, &global_names, &globals));
+            mine.push_back(match var {
+                Ok(var) => {
+                    globals.push(var);
+                    Some(globals.len() - 1)
+                }
+                Err(d) => {
+                    diags.push(d);
+                    None
+                }
+            });
+        }
+        body_globals.push(mine);
+    }
+    let mut functions = Vec::new();
+    for (f, body_globals) in order.iter().zip(body_globals) {
         let checker = FunctionChecker {
             source,
             globals: &global_names,
@@ -68,6 +89,7 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
             return_elem_sizes: Vec::new(),
             carry_flag: None,
             reg_return_stores: Vec::new(),
+            body_globals,
             diags: Vec::new(),
         };
         match checker.function(f) {
@@ -142,6 +164,21 @@ fn var_from_decl(source: &Arc<Source>, d: &ast::VarDecl) -> CResult<Var> {
         init,
         init_addresses: Vec::new(),
     })
+}
+
+/// The `.global`/`.const` declarations of a body, nested scopes included, in text order.
+fn data_declared_in(stmts: &[Stmt]) -> Vec<&ast::VarDecl> {
+    let mut out = Vec::new();
+    for s in stmts {
+        match s {
+            Stmt::Var(v) if matches!(v.space, StateSpace::Global | StateSpace::Const) => {
+                out.push(v)
+            }
+            Stmt::Block(inner) => out.extend(data_declared_in(inner)),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// Resolves the variables' addresses in `d`'s initializer (earlier module variables in
@@ -224,6 +261,9 @@ struct FunctionChecker<'a> {
     carry_flag: Option<RegId>,
     /// Stores of a `.func`'s `.reg` return values to their slots, before each `ret`.
     reg_return_stores: Vec<Inst>,
+    /// The module variables of the body's `.global`/`.const` declarations, in text order
+    /// (`None` where one was in error).
+    body_globals: VecDeque<Option<usize>>,
     diags: Vec<Diagnostic>,
 }
 
@@ -349,10 +389,15 @@ impl<'a> FunctionChecker<'a> {
                     }
                 }
                 Stmt::Var(v) if matches!(v.space, StateSpace::Global | StateSpace::Const) => {
-                    self.diags.push(self.err(
-                        v.span,
-                        "unsupported: a .global or .const variable declared inside a function body",
-                    ))
+                    let placed = self
+                        .body_globals
+                        .pop_front()
+                        .expect("collected in this order");
+                    if let Some(g) = placed
+                        && let Err(msg) = self.scopes.declare_global(&v.name, g)
+                    {
+                        self.diags.push(self.err(v.span, msg));
+                    }
                 }
                 Stmt::Var(v) if !v.init.is_empty() => self.diags.push(self.err(
                     v.span,
@@ -451,6 +496,7 @@ impl<'a> FunctionChecker<'a> {
     fn symbol(&self, name: &str) -> Option<Symbol> {
         match self.lookup(name) {
             Some(Name::Var(id)) => Some(Symbol::Local(id)),
+            Some(Name::Global(g)) => Some(Symbol::Global(g)),
             Some(Name::Reg(_) | Name::Vector(..)) => None,
             None => self
                 .params

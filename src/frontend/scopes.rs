@@ -1,5 +1,6 @@
-//! A function's nested `{ }` scopes and the names declared in them: registers and `.local` /
-//! `.shared` variables.
+//! A function's nested `{ }` scopes and the names declared in them: registers, `.local` /
+//! `.shared` variables, and `.global` / `.const` variables declared in the body (module
+//! variables whose name only the scope sees).
 //!
 //! A register gets its id (its index in the function's register table) when it is first
 //! used, not when it is declared, and a range `%r<N>` is never expanded: declared but unused
@@ -28,6 +29,8 @@ pub enum Name {
     /// A vector register: `n` registers from the first.
     Vector(RegId, u32),
     Var(usize),
+    /// A module variable (its index), declared in the body.
+    Global(usize),
 }
 
 enum Declared {
@@ -38,6 +41,7 @@ enum Declared {
         id: Option<RegId>,
     },
     Var(usize),
+    Global(usize),
 }
 
 struct Range {
@@ -141,11 +145,20 @@ impl Scopes {
 
     /// Declares a variable in the innermost scope.
     pub fn declare_var(&mut self, name: &str, id: usize) -> Result<(), String> {
+        self.declare(name, Declared::Var(id))
+    }
+
+    /// Declares module variable `index` under `name` in the innermost scope.
+    pub fn declare_global(&mut self, name: &str, index: usize) -> Result<(), String> {
+        self.declare(name, Declared::Global(index))
+    }
+
+    fn declare(&mut self, name: &str, what: Declared) -> Result<(), String> {
         let scope = self.stack.get_mut().last_mut().expect("a scope");
         if scope.declares(name) {
             return Err(format!("'{name}' is already declared in this scope"));
         }
-        scope.names.insert(name.to_string(), Declared::Var(id));
+        scope.names.insert(name.to_string(), what);
         Ok(())
     }
 
@@ -172,6 +185,7 @@ impl Scopes {
         for scope in stack.iter_mut().rev() {
             match scope.names.get_mut(name) {
                 Some(Declared::Var(v)) => return Some(Name::Var(*v)),
+                Some(Declared::Global(g)) => return Some(Name::Global(*g)),
                 Some(Declared::Reg { ty, vector, id }) => {
                     let id = *id.get_or_insert_with(|| self.new_regs(name, *ty, *vector));
                     return Some(name_of(id, *vector));
