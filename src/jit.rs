@@ -379,8 +379,10 @@ pub fn place_variables(
     let data = if data_offsets.is_empty() {
         None
     } else {
-        let granule = data_bytes.next_multiple_of(1 << ptxjit_runtime::SLOT_SHIFT);
-        let segment = DeviceBuffer::zeroed(granule as usize)?;
+        let granule = ptxjit_runtime::granule(data_bytes as usize).ok_or(
+            ptxjit_runtime::RuntimeError::OutOfMemory(data_bytes as usize),
+        )?;
+        let segment = DeviceBuffer::zeroed(granule)?;
         for (i, offset) in data_offsets {
             if let Some(init) = &module.globals[i].init {
                 segment.write_at(offset as usize, init)?;
@@ -398,7 +400,7 @@ pub fn place_variables(
                 segment.write_at((at - segment.address() + a.at) as usize, &[value])?;
             }
         }
-        data_end = segment.address() + granule;
+        data_end = segment.address() + granule as u64;
         Some(segment)
     };
     let mut local_shared_offsets = HashMap::new();

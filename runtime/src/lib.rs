@@ -13,7 +13,7 @@ pub use launch::{
     LaunchConfig, LaunchOptions, MAX_BLOCK, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, Schedule,
     Status, StatusKind, block_fits, block_limits, launch, launch_scheduled,
 };
-pub use memory::{Arena, DeviceBuffer, SLOT_SHIFT, arena};
+pub use memory::{Arena, DeviceBuffer, SLOT_SHIFT, arena, granule};
 
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {

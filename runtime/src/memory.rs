@@ -20,6 +20,13 @@ use crate::RuntimeError;
 pub const SLOT_SHIFT: u32 = 16;
 const SLOT: u64 = 1 << SLOT_SHIFT;
 
+/// `len` rounded up to whole slots: the bytes an allocation of `len` owns anyway, which the
+/// driver API and module data let kernels touch, as a GPU does not fault inside a mapped
+/// page past a small allocation's end (`None` past the address space).
+pub fn granule(len: usize) -> Option<usize> {
+    len.max(1).checked_next_multiple_of(SLOT as usize)
+}
+
 /// The reserved range and its slot table.
 pub struct Arena {
     /// Address of the first byte.

@@ -24,8 +24,7 @@ fn allocate(size: usize) -> Result<u64, CUresult> {
     let granule = if std::env::var_os("PTXJIT_CUDA_EXACT_BOUNDS").is_some_and(|v| v != "0") {
         size
     } else {
-        size.checked_next_multiple_of(1 << ptxjit_runtime::SLOT_SHIFT)
-            .ok_or(CUDA_ERROR_OUT_OF_MEMORY)?
+        ptxjit_runtime::granule(size).ok_or(CUDA_ERROR_OUT_OF_MEMORY)?
     };
     let buf = DeviceBuffer::zeroed(granule).map_err(|_| CUDA_ERROR_OUT_OF_MEMORY)?;
     let address = buf.address();
