@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use ptxjit_runtime::{DeviceBuffer, LaunchConfig};
 
 use crate::error::{Error, Result};
-use crate::frontend::ast::{FunctionKind, StateSpace};
+use crate::frontend::ast::{FunctionKind, Immediate, StateSpace};
 use crate::frontend::check::immediate_bits;
 use crate::frontend::checked::{
     self, AddrBase, Arg, BoolOp, CmpOp, CvtMods, Dim, FloatMods, FloatOp, IntOp, MulMode,
@@ -532,6 +532,14 @@ impl Interpreter {
             Op::CvtNarrow(form) => self.cvt_narrow(blk, t, form, a)?,
             Op::Fence | Op::GridDepControl => {}
             Op::CreatePolicy => self.write(blk, t, &a[0], 0, PtxType::B64)?,
+            Op::Video(v) => {
+                let mut x = [0u32; 3];
+                for (k, arg) in a[1..].iter().enumerate() {
+                    x[k] = self.read(blk, t, arg, PtxType::B32)? as u32;
+                }
+                let d = crate::semantics::video::video(&v, x[0], x[1], x[2]);
+                self.write(blk, t, &a[0], d as u64, PtxType::B32)?;
+            }
             _ => return Err("not supported by the interpreter".into()),
         }
         Ok(())
@@ -678,6 +686,36 @@ impl Interpreter {
             } => {
                 let (y, c) = (src(2)? as u32, src(3)? as u32);
                 (si::dp2a(hi, a_signed, b_signed, x as u32, y, c) as u64, ty)
+            }
+            IntOp::Fns => {
+                let offset = self.read(blk, t, &a[3], PtxType::S32)? as i32;
+                (si::fns(x as u32, src(2)? as u32, offset) as u64, ty)
+            }
+            IntOp::Relu { max } => {
+                let (x, y) = (sx(x), sx(src(2)?));
+                let r = if max { x.max(y) } else { x.min(y) };
+                (r.max(0) as u64, ty)
+            }
+            IntOp::Halves { op, signed, relu } => {
+                let r = si::halves(op, signed, relu, x as u32, src(2)? as u32);
+                (r as u64, ty)
+            }
+            IntOp::Lop3 { bool_op } => {
+                let Arg::Imm(Immediate::Int(lut)) = a[4] else {
+                    return Err("lop3's immLut must be an integer constant".into());
+                };
+                let d = si::lop3(lut as u8, x as u32, src(2)? as u32, src(3)? as u32);
+                let (d_dst, p_dst) = match &a[0] {
+                    Arg::Pair(d, p) => (&**d, Some(&**p)),
+                    other => (other, None),
+                };
+                if let Some(p_dst) = p_dst {
+                    let q = self.read(blk, t, &a[5], PtxType::Pred)? & 1 == 1;
+                    let p = half_ops::bool_op(bool_op, d != 0, q);
+                    self.write(blk, t, p_dst, p as u64, PtxType::Pred)?;
+                }
+                self.write(blk, t, d_dst, d as u64, PtxType::B32)?;
+                return Ok(());
             }
             IntOp::PrmtMode(mode) => {
                 let r = si::prmt_mode(mode, x as u32, src(2)? as u32, src(3)? as u32);

@@ -171,6 +171,18 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
             vec![types::F64],
         ),
         (
+            "ptxjit_fns",
+            helpers::fns as *const u8,
+            vec![types::I32; 3],
+            vec![types::I32],
+        ),
+        (
+            "ptxjit_video",
+            helpers::video as *const u8,
+            vec![types::I64, types::I32, types::I32, types::I32],
+            vec![types::I32],
+        ),
+        (
             "ptxjit_clock_ns",
             helpers::clock_ns as *const u8,
             vec![],
@@ -234,6 +246,14 @@ mod helpers {
     pub extern "C" fn int_to_f64_directed(v: u64, signed: u32, rnd: u32) -> f64 {
         use crate::semantics::directed::{DIRECTIONS, int_to_f64};
         int_to_f64(v, signed != 0, DIRECTIONS[rnd as usize])
+    }
+    pub extern "C" fn fns(mask: u32, base: u32, offset: u32) -> u32 {
+        crate::semantics::int::fns(mask, base, offset as i32)
+    }
+    /// A video instruction packed by `Video::to_bits`.
+    pub extern "C" fn video(code: u64, a: u32, b: u32, c: u32) -> u32 {
+        use crate::semantics::video::{Video, video};
+        video(&Video::from_bits(code), a, b, c)
     }
     pub extern "C" fn clock_ns() -> i64 {
         use std::sync::OnceLock;

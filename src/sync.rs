@@ -569,6 +569,9 @@ pub fn shfl_source(mode: ShflMode, lane: u32, b: u32, c: u32) -> (u32, bool) {
 
 /// `redux.sync.op`: the members' values combined (wrapping add; min/max as the type's sign).
 fn redux(op: ReduxOp, signed: bool, values: impl Iterator<Item = u32>) -> u32 {
+    if let ReduxOp::Float { max, abs, nan } = op {
+        return redux_f32(max, abs, nan, values);
+    }
     let pick = |x: u32, y: u32, max: bool| match (signed, max) {
         (true, true) => (x as i32).max(y as i32) as u32,
         (true, false) => (x as i32).min(y as i32) as u32,
@@ -583,8 +586,26 @@ fn redux(op: ReduxOp, signed: bool, values: impl Iterator<Item = u32>) -> u32 {
             ReduxOp::And => x & y,
             ReduxOp::Or => x | y,
             ReduxOp::Xor => x ^ y,
+            ReduxOp::Float { .. } => unreachable!("redux_f32"),
         })
         .unwrap_or(0)
+}
+
+/// `redux.sync.{min,max}{.abs}{.NaN}.f32`: PTX min/max (+0 above -0) of the non-NaN values,
+/// the canonical NaN when there are none; with `.NaN`, when any value is NaN.
+fn redux_f32(max: bool, abs: bool, nan: bool, values: impl Iterator<Item = u32>) -> u32 {
+    use crate::semantics::float::{CANONICAL_NAN_F32, min_max_f32};
+    let values: Vec<f32> = values
+        .map(|v| f32::from_bits(if abs { v & 0x7FFF_FFFF } else { v }))
+        .collect();
+    if nan && values.iter().any(|v| v.is_nan()) {
+        return CANONICAL_NAN_F32;
+    }
+    values
+        .into_iter()
+        .filter(|v| !v.is_nan())
+        .reduce(|x, y| min_max_f32(max, x, y))
+        .map_or(CANONICAL_NAN_F32, f32::to_bits)
 }
 
 #[cfg(test)]

@@ -508,6 +508,69 @@ fn redux_sync_combines_the_members_values() {
 }
 
 #[test]
+fn redux_sync_f32_min_max_take_abs_and_nan_as_the_isa_says() {
+    // Lane l holds (l - 5) * 1.5, except lane 5: -0.0, and lane 20: a NaN. Each form is
+    // reduced over lanes 0..16 (no NaN), 0..21 (one NaN) and lane 20 alone (only a NaN).
+    let forms = ["min", "max", "min.abs", "max.abs", "min.NaN", "max.abs.NaN"];
+    let masks = [0xFFFF, 0x1F_FFFF, 0x10_0000];
+    let mut body = String::from(
+        "add.s32 %r1, %lane, -5;\ncvt.rn.f32.s32 %f1, %r1;\nmul.f32 %f1, %f1, 0f3FC00000;\n\
+         setp.eq.u32 %p1, %lane, 5;\n@%p1 neg.f32 %f1, %f1;\n\
+         setp.eq.u32 %p1, %lane, 20;\n@%p1 mov.b32 %f1, 0x7FC00001;\n",
+    );
+    for (k, form) in forms.iter().enumerate() {
+        for (j, mask) in masks.iter().enumerate() {
+            body += &format!(
+                "mov.u32 %r3, {mask:#x};\nshr.b32 %r3, %r3, %lane;\nand.b32 %r3, %r3, 1;\n\
+                 setp.eq.u32 %p2, %r3, 0;\n@%p2 bra SKIP{k}_{j};\n\
+                 redux.sync.{form}.f32 %f2, %f1, {mask:#x};\nmul.lo.u32 %r4, %t, 32;\nadd.u32 %r4, %r4, {};\n\
+                 mul.wide.u32 %rd1, %r4, 4;\nadd.s64 %rd1, %out, %rd1;\nst.global.f32 [%rd1], %f2;\nSKIP{k}_{j}:\n",
+                3 * k + j
+            );
+        }
+    }
+    let got = run("", &body, 32 * 32, 1, 32).unwrap();
+    let nan = 0x7FFF_FFFFu32;
+    let f = |x: f32| x.to_bits();
+    let expect = [
+        // min: the smallest; NaN ignored; only NaN: canonical NaN.
+        [f(-7.5), f(-7.5), nan],
+        [f(15.0), f(21.0), nan],
+        // .abs: lane 5's -0 becomes +0, the smallest magnitude.
+        [f(0.0), f(0.0), nan],
+        [f(15.0), f(21.0), nan],
+        // .NaN: any NaN member makes the result the canonical NaN.
+        [f(-7.5), nan, nan],
+        [f(15.0), nan, nan],
+    ];
+    for lane in [0usize, 5, 15, 20] {
+        for (k, row) in expect.iter().enumerate() {
+            for (j, mask) in masks.iter().enumerate() {
+                if mask >> lane & 1 == 1 {
+                    assert_eq!(
+                        got[32 * lane + 3 * k + j],
+                        row[j],
+                        "lane {lane} {} mask {mask:#x}",
+                        forms[k]
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn redux_sync_f32_orders_minus_zero_below_plus_zero() {
+    // Even lanes +0, odd lanes -0.
+    let body = "and.b32 %r1, %lane, 1;\nshl.b32 %r1, %r1, 31;\nmov.b32 %f1, %r1;\n\
+                redux.sync.min.f32 %f2, %f1, 0xFFFFFFFF;\nredux.sync.max.f32 %f3, %f1, 0xFFFFFFFF;\n\
+                mov.b32 %r2, %f2;\nmov.b32 %r3, %f3;\nshr.b32 %r2, %r2, 16;\nor.b32 %r2, %r2, %r3;\n\
+                st.global.u32 [%o], %r2;\n";
+    let got = run("", body, 32, 1, 32).unwrap();
+    assert!(got.iter().all(|&v| v == 0x8000), "{got:x?}");
+}
+
+#[test]
 fn redux_sync_proceeds_without_exited_members() {
     // Lane 0 exits; the others reduce over the full mask.
     let body = "setp.eq.u32 %p1, %lane, 0;\n@%p1 exit;\nredux.sync.add.u32 %r1, %lane, 0xFFFFFFFF;\n\

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Rng, W, elementwise_with};
-use ptxjit::frontend::checked::PrmtMode;
+use ptxjit::frontend::checked::{HalvesOp, PrmtMode};
 use ptxjit::semantics::int as reference;
 use ptxjit::{CompileOptions, LaneGroups};
 
@@ -269,6 +269,98 @@ fn prmt_modes_pick_the_bytes_of_their_tables() {
     }
     agrees("prmt.b32 {d}, {a}, {b}, {c}", 32, 3, |x| {
         reference::prmt(x[0] as u32, x[1] as u32, x[2] as u32) as u64
+    });
+}
+
+#[test]
+fn fns_finds_the_nth_set_bit_up_or_down_from_base() {
+    // base = b & 31 (the ISA leaves a larger one undefined), offset = c rem 40 (signed).
+    let inst = ".reg .b32 %t<2>;\nand.b32 %t0, {b}, 31;\nrem.s32 %t1, {c}, 40;\nfns.b32 {d}, {a}, %t0, %t1";
+    agrees(inst, 32, 3, |x| {
+        let offset = (x[2] as u32 as i32) % 40;
+        reference::fns(x[0] as u32, x[1] as u32 & 31, offset) as u64
+    });
+}
+
+#[test]
+fn lop3_computes_the_function_whose_table_is_immlut() {
+    // The ISA's examples, the tables nvcc's headers use, the constants, and a spread of others.
+    let luts = [
+        0x80, 0xFE, 0x40, 0x1A, 0x00, 0xFF, 0x96, 0xE8, 0x8E, 0xB2, 0x4D, 0xCA, 0xF0, 0xCC, 0xAA,
+        0x3C, 0x01, 0x7F,
+    ];
+    for lut in luts {
+        agrees(
+            &format!("lop3.b32 {{d}}, {{a}}, {{b}}, {{c}}, {lut:#x}"),
+            32,
+            3,
+            |x| reference::lop3(lut, x[0] as u32, x[1] as u32, x[2] as u32) as u64,
+        );
+    }
+}
+
+#[test]
+fn lop3_boolop_sets_p_from_d_being_nonzero() {
+    // q is a < b (unsigned); p = (d != 0) BoolOp q comes back as d inverted when p is set.
+    for (op, f) in [
+        ("or", (|d, q| d || q) as fn(bool, bool) -> bool),
+        ("and", |d, q| d && q),
+    ] {
+        let inst = format!(
+            ".reg .pred %q<2>;\n.reg .b32 %t<2>;\nsetp.lo.u32 %q1, {{a}}, {{b}};\n\
+             lop3.{op}.b32 %t0|%q0, {{a}}, {{b}}, {{c}}, 0x80, %q1;\n\
+             selp.b32 %t1, -1, 0, %q0;\nxor.b32 {{d}}, %t0, %t1"
+        );
+        agrees(&inst, 32, 3, |x| {
+            let (a, b, c) = (x[0] as u32, x[1] as u32, x[2] as u32);
+            let d = reference::lop3(0x80, a, b, c);
+            (if f(d != 0, a < b) { !d } else { d }) as u64
+        });
+    }
+    // `_` takes d when only p is wanted.
+    agrees(
+        ".reg .pred %q<2>;\nsetp.lo.u32 %q1, {a}, {b};\n\
+         lop3.and.b32 _|%q0, {a}, {b}, {c}, 0xFE, %q1;\nselp.b32 {d}, 1, 0, %q0",
+        32,
+        3,
+        |x| {
+            let (a, b, c) = (x[0] as u32, x[1] as u32, x[2] as u32);
+            (reference::lop3(0xFE, a, b, c) != 0 && a < b) as u64
+        },
+    );
+}
+
+#[test]
+fn packed_16x2_add_sub_min_max_work_on_each_half() {
+    for (name, op) in [
+        ("add", HalvesOp::Add),
+        ("sub", HalvesOp::Sub),
+        ("min", HalvesOp::Min),
+        ("max", HalvesOp::Max),
+    ] {
+        for (ty, signed) in [("u16x2", false), ("s16x2", true)] {
+            agrees(&format!("{name}.{ty} {{d}}, {{a}}, {{b}}"), 32, 2, |x| {
+                reference::halves(op, signed, false, x[0] as u32, x[1] as u32) as u64
+            });
+        }
+    }
+    for (name, op) in [("min", HalvesOp::Min), ("max", HalvesOp::Max)] {
+        agrees(
+            &format!("{name}.relu.s16x2 {{d}}, {{a}}, {{b}}"),
+            32,
+            2,
+            |x| reference::halves(op, true, true, x[0] as u32, x[1] as u32) as u64,
+        );
+    }
+}
+
+#[test]
+fn min_max_relu_s32_clamp_a_negative_result_to_zero() {
+    agrees("min.relu.s32 {d}, {a}, {b}", 32, 2, |x| {
+        (x[0] as i32).min(x[1] as i32).max(0) as u64
+    });
+    agrees("max.relu.s32 {d}, {a}, {b}", 32, 2, |x| {
+        (x[0] as i32).max(x[1] as i32).max(0) as u64
     });
 }
 

@@ -199,6 +199,8 @@ pub enum OperandKind {
     List(Vec<Operand>),
     /// `!p`.
     Not(Box<Operand>),
+    /// `-a`: a negated register (`vmad`'s operands).
+    Neg(Box<Operand>),
     /// `p|q`.
     Pair(Box<Operand>, Box<Operand>),
     /// `_`: a sink.

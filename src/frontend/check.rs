@@ -7,6 +7,7 @@ use super::ast::{self, Immediate, OperandKind, StateSpace, Stmt};
 use super::checked::*;
 use super::isa::{self, DecodeError};
 use super::scopes::{MAX_REGISTERS, Name, Scopes};
+use super::selectors;
 use crate::error::{Diagnostic, Source, Span};
 use crate::types::PtxType;
 use ptxjit_runtime::{Dim3, block_fits, block_limits};
@@ -542,7 +543,20 @@ impl<'a> FunctionChecker<'a> {
             Err(DecodeError::Unsupported(msg)) => return Err(self.err(i.opcode_span, msg)),
             Err(DecodeError::Operands(msg)) => return Err(self.err(i.span, msg)),
         };
-        let op = decoded.op;
+        let mut op = decoded.op;
+        // The video instructions' operand selectors and negations belong to the instruction.
+        let video_operands;
+        let operands = match op {
+            Op::Video(v) => {
+                let is_name = |n: &str| self.lookup(n).is_some() || self.symbol(n).is_some();
+                let (v, plain) = selectors::video_operands(v, &i.operands, is_name)
+                    .map_err(|(span, msg)| self.err(span, msg))?;
+                op = Op::Video(v);
+                video_operands = plain;
+                &video_operands
+            }
+            _ => &i.operands,
+        };
         let guard = match &i.guard {
             Some(g) => {
                 let reg = self.reg(&g.reg, g.span)?;
@@ -559,7 +573,7 @@ impl<'a> FunctionChecker<'a> {
             None => None,
         };
         let mut args = Vec::new();
-        for (k, o) in i.operands.iter().enumerate() {
+        for (k, o) in operands.iter().enumerate() {
             // (The first operand is a destination or an address.)
             let sum = (k > 0)
                 .then(|| self.register_plus_constant(o, guard))
@@ -753,6 +767,9 @@ impl<'a> FunctionChecker<'a> {
                     });
                 }
                 Arg::List(v)
+            }
+            OperandKind::Neg(_) => {
+                return Err(self.err(o.span, "'-' negates only vmad's a, b and c"));
             }
             OperandKind::Not(inner) => match &inner.kind {
                 OperandKind::Name(name, 0) => Arg::Not(self.reg(name, inner.span)?),

@@ -316,6 +316,33 @@ pub enum IntOp {
         a_signed: bool,
         b_signed: bool,
     },
+    /// `fns.b32 d, mask, base, offset`: the position of the `offset`-th set bit of `mask`
+    /// counting up (offset > 0) or down (< 0) from `base`; 0xffffffff when there is none.
+    Fns,
+    /// `min.relu.s32`/`max.relu.s32`: the minimum or maximum, 0 if negative.
+    Relu {
+        max: bool,
+    },
+    /// `add sub min max` on `.u16x2`/`.s16x2` (`.relu` on the signed `min`/`max`): each half of
+    /// the words on its own.
+    Halves {
+        op: HalvesOp,
+        signed: bool,
+        relu: bool,
+    },
+    /// `lop3{.BoolOp}.b32 d{|p}, a, b, c, immLut{, q}`: the function of `a`, `b`, `c` whose
+    /// truth table is `immLut`; with `.BoolOp`, `p = (d != 0) BoolOp q`.
+    Lop3 {
+        bool_op: Option<BoolOp>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HalvesOp {
+    Add,
+    Sub,
+    Min,
+    Max,
 }
 
 /// The carry flag an extended-precision instruction reads (`addc`) and writes (`.cc`).
@@ -356,6 +383,12 @@ pub enum ReduxOp {
     And,
     Or,
     Xor,
+    /// `.f32` `min`/`max` (of absolute values with `.abs`; any NaN gives NaN with `.NaN`).
+    Float {
+        max: bool,
+        abs: bool,
+        nan: bool,
+    },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -526,6 +559,8 @@ pub enum Op {
     /// `griddepcontrol.{launch_dependents,wait}`: launches on a stream run one after another,
     /// so a grid's prerequisites have completed before it starts: both are satisfied at once.
     GridDepControl,
+    /// A video instruction, operand selectors included (`semantics::video`).
+    Video(crate::semantics::video::Video),
     /// `createpolicy`: an opaque cache policy for the `.L2::cache_hint` of loads and stores,
     /// which have no cache to steer here: 0.
     CreatePolicy,

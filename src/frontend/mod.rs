@@ -7,3 +7,4 @@ pub mod isa;
 pub mod lexer;
 pub mod parser;
 pub mod scopes;
+mod selectors;

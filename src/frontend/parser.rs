@@ -776,12 +776,16 @@ impl<'a> Parser<'a> {
             }
             Some(Tok::Punct('-')) => {
                 self.pos += 1;
-                let (w, span) = self.word("a number")?;
+                let (w, span) = self.word("a number or a register")?;
                 match parse_number(&w) {
                     Some(v) => OperandKind::Imm(negate(v)),
-                    None => {
-                        return self.err(span, format!("expected a number after '-', found '{w}'"));
+                    None if w.starts_with(|c: char| c.is_ascii_digit()) => {
+                        return self.err(span, format!("malformed number '{w}'"));
                     }
+                    None => OperandKind::Neg(Box::new(Operand {
+                        kind: OperandKind::Name(w, 0),
+                        span,
+                    })),
                 }
             }
             Some(Tok::Word(w)) => {

@@ -115,7 +115,7 @@ impl Translator<'_, '_> {
         Ok(results)
     }
 
-    fn combine(&mut self, bool_op: Option<BoolOp>, t: Value, c: Option<Value>) -> Value {
+    pub(super) fn combine(&mut self, bool_op: Option<BoolOp>, t: Value, c: Option<Value>) -> Value {
         match (bool_op, c) {
             (Some(BoolOp::And), Some(c)) => self.b.ins().band(t, c),
             (Some(BoolOp::Or), Some(c)) => self.b.ins().bor(t, c),

@@ -74,7 +74,11 @@ impl Translator<'_, '_> {
             | IntOp::Bfind { .. }
             | IntOp::Bmsk { .. }
             | IntOp::Dp4a { .. }
-            | IntOp::Dp2a { .. } => return self.int_parts(op, ty, a),
+            | IntOp::Dp2a { .. }
+            | IntOp::Relu { .. }
+            | IntOp::Halves { .. }
+            | IntOp::Lop3 { .. }
+            | IntOp::Fns => return self.int_parts(op, ty, a),
             IntOp::Popc | IntOp::Clz => {
                 let x = self.read(&a[1], ty)?;
                 let r = if op == IntOp::Popc {

@@ -1,12 +1,15 @@
 //! Integer instructions on parts of words: `mul24`/`mad24`, `sad`, `bfind`, `bmsk`,
-//! `dp4a`/`dp2a` and `prmt`'s modes. (Reference: `semantics::int`, tested against it.)
+//! `dp4a`/`dp2a`, `prmt`'s modes (reference: `semantics::int`, tested against it) and the
+//! video instructions (`semantics::video`, which compiled code calls).
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 use super::{LResult, Translator};
-use crate::frontend::checked::{Arg, IntOp, PrmtMode};
+use crate::frontend::ast::Immediate;
+use crate::frontend::checked::{Arg, BoolOp, HalvesOp, IntOp, PrmtMode};
 use crate::semantics::int::prmt_mode_selector;
+use crate::semantics::video::Video;
 use crate::types::PtxType;
 
 impl Translator<'_, '_> {
@@ -65,9 +68,119 @@ impl Translator<'_, '_> {
                 let sel = self.prmt_mode_selector(mode, c);
                 self.prmt(x, y, sel)
             }
+            IntOp::Relu { max } => {
+                let y = self.read(&a[2], ty)?;
+                let r = if max {
+                    self.b.ins().smax(x, y)
+                } else {
+                    self.b.ins().smin(x, y)
+                };
+                let zero = self.b.ins().iconst(types::I32, 0);
+                self.b.ins().smax(r, zero)
+            }
+            IntOp::Halves { op, signed, relu } => {
+                let y = self.read(&a[2], ty)?;
+                let mut word = None;
+                for k in 0..2 {
+                    let (xk, yk) = (self.half_lane(x, k), self.half_lane(y, k));
+                    let mut r = match (op, signed) {
+                        (HalvesOp::Add, _) => self.b.ins().iadd(xk, yk),
+                        (HalvesOp::Sub, _) => self.b.ins().isub(xk, yk),
+                        (HalvesOp::Min, true) => self.b.ins().smin(xk, yk),
+                        (HalvesOp::Min, false) => self.b.ins().umin(xk, yk),
+                        (HalvesOp::Max, true) => self.b.ins().smax(xk, yk),
+                        (HalvesOp::Max, false) => self.b.ins().umax(xk, yk),
+                    };
+                    if relu {
+                        let zero = self.b.ins().iconst(types::I16, 0);
+                        r = self.b.ins().smax(r, zero);
+                    }
+                    let r = self.b.ins().uextend(types::I32, r);
+                    word = Some(match word {
+                        None => r,
+                        Some(lo) => {
+                            let hi = self.b.ins().ishl_imm_u(r, 16);
+                            self.b.ins().bor(lo, hi)
+                        }
+                    });
+                }
+                word.expect("two halves")
+            }
+            IntOp::Lop3 { bool_op } => return self.lop3(bool_op, x, a),
+            // A search along the bits, rare enough for the reference to do it.
+            IntOp::Fns => {
+                let base = self.read(&a[2], PtxType::B32)?;
+                let offset = self.read(&a[3], PtxType::S32)?;
+                let f = self.helper_ref("ptxjit_fns");
+                let call = self.b.ins().call(f, &[x, base, offset]);
+                self.b.inst_results(call)[0]
+            }
             _ => unreachable!("not a part-of-word op: {op:?}"),
         };
         self.write(&a[0], r, ty)
+    }
+
+    /// A video instruction: its packed description and operands go to the runtime helper
+    /// that runs `semantics::video` (these are rare; on a GPU too ptxas expands each into a
+    /// sequence of integer instructions).
+    pub fn video(&mut self, v: Video, a: &[Arg]) -> LResult {
+        let mut x = vec![self.b.ins().iconst(types::I64, v.to_bits() as i64)];
+        for k in 1..4 {
+            x.push(match a.get(k) {
+                Some(arg) => self.read(arg, PtxType::B32)?,
+                None => self.b.ins().iconst(types::I32, 0),
+            });
+        }
+        let f = self.helper_ref("ptxjit_video");
+        let call = self.b.ins().call(f, &x);
+        let d = self.b.inst_results(call)[0];
+        self.write(&a[0], d, PtxType::B32)
+    }
+
+    /// Half `k` of the word `x`, as an I16.
+    fn half_lane(&mut self, x: Value, k: i64) -> Value {
+        let h = self.b.ins().ushr_imm_u(x, 16 * k);
+        self.b.ins().ireduce(types::I16, h)
+    }
+
+    /// `lop3`: the OR of the minterms `immLut` sets (bit `4a + 2b + c` for the inputs' bits
+    /// `a b c`), so any table is a handful of ands and ors; `immLut` must be a constant.
+    fn lop3(&mut self, bool_op: Option<BoolOp>, x: Value, a: &[Arg]) -> LResult {
+        let Arg::Imm(Immediate::Int(lut)) = a[4] else {
+            return Err(self.err("lop3's immLut must be an integer constant".to_string()));
+        };
+        if lut > 0xFF {
+            return Err(self.err(format!("lop3's immLut {lut:#x} is not in 0..=255")));
+        }
+        let inputs = [
+            x,
+            self.read(&a[2], PtxType::B32)?,
+            self.read(&a[3], PtxType::B32)?,
+        ];
+        let mut d = self.b.ins().iconst(types::I32, 0);
+        for k in (0..8).filter(|k| lut >> k & 1 == 1) {
+            let mut term = self.b.ins().iconst(types::I32, -1);
+            for (i, &v) in inputs.iter().enumerate() {
+                // Input i is bit 2 - i of the minterm's index: a is its top bit.
+                term = if k >> (2 - i) & 1 == 1 {
+                    self.b.ins().band(term, v)
+                } else {
+                    self.b.ins().band_not(term, v)
+                };
+            }
+            d = self.b.ins().bor(d, term);
+        }
+        let (d_dst, p_dst) = match &a[0] {
+            Arg::Pair(d, p) => (&**d, Some(&**p)),
+            other => (other, None),
+        };
+        if let (Some(p_dst), Some(op)) = (p_dst, bool_op) {
+            let q = self.read(&a[5], PtxType::Pred)?;
+            let nonzero = self.b.ins().icmp_imm_u(IntCC::NotEqual, d, 0);
+            let p = self.combine(Some(op), nonzero, Some(q));
+            self.write(p_dst, p, PtxType::Pred)?;
+        }
+        self.write(d_dst, d, PtxType::B32)
     }
 
     /// Bits `at..at + width` of `x`, extended to 32 bits.

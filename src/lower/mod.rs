@@ -740,6 +740,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.b.ins().fence();
             }
             Op::GridDepControl => {}
+            Op::Video(v) => self.video(v, a)?,
             Op::CreatePolicy => {
                 let policy = self.b.ins().iconst(types::I64, 0);
                 self.write(&a[0], policy, crate::types::PtxType::B64)?;

@@ -1,9 +1,9 @@
 //! The integer instructions whose meaning is more than one host operation, as the ISA's
 //! semantics blocks write them: extended precision, 24-bit multiplies, `sad`, `bfind`, `bmsk`,
-//! `dp4a`/`dp2a`, `prmt` modes. Values are raw bits in u64 of the type's width. (The JIT's
+//! `dp4a`/`dp2a`, `prmt` modes, `lop3`, the `.u16x2`/`.s16x2` forms. Values are raw bits in u64 of the type's width. (The JIT's
 //! twins are in `lower::carry` and `lower::bitwise`.)
 
-use crate::frontend::checked::PrmtMode;
+use crate::frontend::checked::{HalvesOp, PrmtMode};
 
 fn mask(bits: u32) -> u64 {
     if bits >= 64 {
@@ -136,6 +136,64 @@ pub fn dp2a(hi: bool, a_signed: bool, b_signed: bool, a: u32, b: u32, c: u32) ->
     })
 }
 
+/// `fns.b32 d, mask, base, offset` (the ISA's semantics block; a `base` above 31, which the
+/// ISA leaves undefined, finds nothing).
+pub fn fns(mask: u32, base: u32, offset: i32) -> u32 {
+    let set = |pos: i64| (0..32).contains(&pos) && mask >> pos & 1 == 1;
+    let base = base as i64;
+    if offset == 0 {
+        return if set(base) { base as u32 } else { u32::MAX };
+    }
+    let step = offset.signum() as i64;
+    let mut count = offset.unsigned_abs() - 1;
+    let mut pos = base;
+    while (0..32).contains(&pos) {
+        if set(pos) {
+            if count == 0 {
+                return pos as u32;
+            }
+            count -= 1;
+        }
+        pos += step;
+    }
+    u32::MAX
+}
+
+/// `lop3.b32 d, a, b, c, immLut`: bit `i` of `d` is bit `4a + 2b + c` of `immLut` (`a`, `b`,
+/// `c` the bits `i` of the operands), which is what `F(0xF0, 0xCC, 0xAA) = immLut` says.
+pub fn lop3(lut: u8, a: u32, b: u32, c: u32) -> u32 {
+    (0..32).fold(0, |d, i| {
+        let k = (a >> i & 1) << 2 | (b >> i & 1) << 1 | (c >> i & 1);
+        d | ((lut as u32 >> k) & 1) << i
+    })
+}
+
+/// `add sub min max` on `.u16x2`/`.s16x2`: each half on its own (sums wrap); `.relu` makes
+/// a negative result 0.
+pub fn halves(op: HalvesOp, signed: bool, relu: bool, a: u32, b: u32) -> u32 {
+    (0..2).fold(0, |d, k| {
+        let lane = |x: u32| {
+            let h = (x >> (16 * k)) & 0xFFFF;
+            if signed {
+                h as u16 as i16 as i32
+            } else {
+                h as i32
+            }
+        };
+        let (x, y) = (lane(a), lane(b));
+        let mut r = match op {
+            HalvesOp::Add => x + y,
+            HalvesOp::Sub => x - y,
+            HalvesOp::Min => x.min(y),
+            HalvesOp::Max => x.max(y),
+        };
+        if relu {
+            r = r.max(0);
+        }
+        d | (r as u32 & 0xFFFF) << (16 * k)
+    })
+}
+
 /// `prmt.b32 d, a, b, c` (default mode): byte `i` of `d` is byte `c[4i+2..4i]` of `b:a`, or
 /// that byte's sign replicated when `c[4i+3]` is set.
 pub fn prmt(a: u32, b: u32, c: u32) -> u32 {
@@ -217,6 +275,53 @@ mod tests {
         assert_eq!(sub_carry(32, 0, 0, true), (0, true));
         assert_eq!(sub_carry(32, 0, 1, true), (0xFFFF_FFFF, false));
         assert_eq!(sub_carry(32, 5, 2, false), (2, true));
+    }
+
+    #[test]
+    fn fns_examples_of_the_isa() {
+        assert_eq!(fns(0xaaaa_aaaa, 3, 1), 3);
+        assert_eq!(fns(0xaaaa_aaaa, 3, -1), 3);
+        assert_eq!(fns(0xaaaa_aaaa, 2, 1), 3);
+        assert_eq!(fns(0xaaaa_aaaa, 2, -1), 1);
+        assert_eq!(fns(0xaaaa_aaaa, 2, 0), u32::MAX);
+        assert_eq!(fns(0xaaaa_aaaa, 0, 16), 31);
+        assert_eq!(fns(0xaaaa_aaaa, 0, 17), u32::MAX);
+        assert_eq!(fns(u32::MAX, 40, 1), u32::MAX);
+        assert_eq!(fns(1, 31, i32::MIN), u32::MAX);
+    }
+
+    #[test]
+    fn lop3_examples_of_the_isa() {
+        let (a, b, c) = (0xF0, 0xCC, 0xAA);
+        for lut in [0x80u8, 0xFE, 0x40, 0x1A, 0x00, 0xFF, 0x96] {
+            assert_eq!(lop3(lut, a, b, c) & 0xFF, lut as u32);
+        }
+        assert_eq!(lop3(0x80, u32::MAX, 0xF0F0_F0F0, 0xFF00_FF00), 0xF000_F000);
+        assert_eq!(lop3(0x96, 1 << 31, 1 << 31, 1 << 31), 1 << 31);
+    }
+
+    #[test]
+    fn halves_are_computed_apart() {
+        assert_eq!(
+            halves(HalvesOp::Add, false, false, 0xFFFF_0001, 0x0001_FFFF),
+            0
+        );
+        assert_eq!(
+            halves(HalvesOp::Min, true, false, 0x8000_0001, 0x7FFF_FFFF),
+            0x8000_FFFF
+        );
+        assert_eq!(
+            halves(HalvesOp::Min, false, false, 0x8000_0001, 0x7FFF_FFFF),
+            0x7FFF_0001
+        );
+        assert_eq!(
+            halves(HalvesOp::Max, true, true, 0x8000_FFFE, 0x8001_FFFF),
+            0
+        );
+        assert_eq!(
+            halves(HalvesOp::Sub, true, false, 0x0000_0000, 0x0001_0001),
+            0xFFFF_FFFF
+        );
     }
 
     #[test]

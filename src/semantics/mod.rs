@@ -9,3 +9,4 @@ pub mod half;
 pub mod half_ops;
 pub mod int;
 pub mod minifloat;
+pub mod video;

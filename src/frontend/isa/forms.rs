@@ -6,6 +6,7 @@ use super::{Form, Match};
 use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::*;
 use crate::semantics::minifloat::Mini;
+use crate::semantics::video::{Part, Second, Shape, Video, VideoCmp, VideoOp};
 use crate::types::PtxType;
 
 macro_rules! forms {
@@ -42,8 +43,25 @@ pub const FORMS: &[Form] = forms![
         "Integer Arithmetic Instructions: neg", |m| int(IntOp::Neg, m);
     "min.type d, a, b", ".type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
         "Integer Arithmetic Instructions: min", |m| int(IntOp::Min, m);
+    "min.relu.s32 d, a, b", "",
+        "Integer Arithmetic Instructions: min", |_| int_s32(IntOp::Relu { max: false });
     "max.type d, a, b", ".type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
         "Integer Arithmetic Instructions: max", |m| int(IntOp::Max, m);
+    "max.relu.s32 d, a, b", "",
+        "Integer Arithmetic Instructions: max", |_| int_s32(IntOp::Relu { max: true });
+    // The packed forms: `d`, `a`, `b` are .b32 words of two halves.
+    "add.type d, a, b", ".type = { .u16x2, .s16x2 }",
+        "Integer Arithmetic Instructions: add", |m| halves(HalvesOp::Add, m);
+    "sub.type d, a, b", ".type = { .u16x2, .s16x2 }",
+        "Integer Arithmetic Instructions: sub", |m| halves(HalvesOp::Sub, m);
+    "min.u16x2 d, a, b", "",
+        "Integer Arithmetic Instructions: min", |m| halves(HalvesOp::Min, m);
+    "min{.relu}.s16x2 d, a, b", "",
+        "Integer Arithmetic Instructions: min", |m| halves(HalvesOp::Min, m);
+    "max.u16x2 d, a, b", "",
+        "Integer Arithmetic Instructions: max", |m| halves(HalvesOp::Max, m);
+    "max{.relu}.s16x2 d, a, b", "",
+        "Integer Arithmetic Instructions: max", |m| halves(HalvesOp::Max, m);
     "popc.type d, a", ".type = { .b32, .b64 }",
         "Integer Arithmetic Instructions: popc", |m| int(IntOp::Popc, m);
     "clz.type d, a", ".type = { .b32, .b64 }",
@@ -62,6 +80,8 @@ pub const FORMS: &[Form] = forms![
         "Integer Arithmetic Instructions: sad", |m| int(IntOp::Sad, m);
     "bfind{.shiftamt}.type d, a", ".type = { .u32, .u64, .s32, .s64 }",
         "Integer Arithmetic Instructions: bfind", |m| int(IntOp::Bfind { shiftamt: m.has(".shiftamt") }, m);
+    "fns.b32 d, mask, base, offset", "",
+        "Integer Arithmetic Instructions: fns", |_| int_b32(IntOp::Fns);
     "bmsk.mode.b32 d, a, b", ".mode = { .clamp, .wrap }",
         "Integer Arithmetic Instructions: bmsk", |m| int_b32(IntOp::Bmsk { clamp: m.word(".mode") == Some("clamp") });
     "dp4a.atype.btype d, a, b, c", ".atype = { .u32, .s32 }; .btype = { .u32, .s32 }",
@@ -92,6 +112,10 @@ pub const FORMS: &[Form] = forms![
         "Logic and Shift Instructions: not", |m| int(IntOp::Not, m);
     "cnot.type d, a", ".type = { .b16, .b32, .b64 }",
         "Logic and Shift Instructions: cnot", |m| int(IntOp::CNot, m);
+    "lop3.b32 d, a, b, c, immLut", "",
+        "Logic and Shift Instructions: lop3", |_| int_b32(IntOp::Lop3 { bool_op: None });
+    "lop3.BoolOp.b32 d|p, a, b, c, immLut, q", ".BoolOp = { .or, .and }",
+        "Logic and Shift Instructions: lop3", |m| int_b32(IntOp::Lop3 { bool_op: Some(if m.word(".BoolOp") == Some("or") { BoolOp::Or } else { BoolOp::And }) });
     "shf.l.mode.b32 d, a, b, c", ".mode = { .clamp, .wrap }",
         "Logic and Shift Instructions: shf", |m| shf(true, m);
     "shf.r.mode.b32 d, a, b, c", ".mode = { .clamp, .wrap }",
@@ -356,6 +380,45 @@ pub const FORMS: &[Form] = forms![
         "Data Movement and Conversion Instructions: cvt.pack", |m| pack_sat(m);
     "shfl.sync.mode.b32 d{|p}, a, b, c, membermask", ".mode = { .up, .down, .bfly, .idx }",
         "Data Movement and Conversion Instructions: shfl.sync", |m| Op::Shfl(shfl_mode(m));
+    // ---- Video (operand selectors `a.b0`, `d.h1`, `a.h10`, `b.b7654` are the checker's) --------
+    "vop.dtype.atype.btype{.sat} d, a, b", VOP_SETS,
+        "Scalar Video Instructions: vadd, vsub, vabsdiff, vmin, vmax", |m| video(m, Second::None);
+    "vop.dtype.atype.btype{.sat}.op2 d, a, b, c", VOP_SETS,
+        "Scalar Video Instructions: vadd, vsub, vabsdiff, vmin, vmax", |m| video(m, op2(m));
+    "vop.dtype.atype.btype{.sat} d, a, b, c", VOP_SETS,
+        "Scalar Video Instructions: vadd, vsub, vabsdiff, vmin, vmax", |m| video(m, Second::Merge(Part::Word));
+    "vop.dtype.atype.u32{.sat}.mode d, a, b", VSHIFT_SETS,
+        "Scalar Video Instructions: vshl, vshr", |m| video(m, Second::None);
+    "vop.dtype.atype.u32{.sat}.mode.op2 d, a, b, c", VSHIFT_SETS,
+        "Scalar Video Instructions: vshl, vshr", |m| video(m, op2(m));
+    "vop.dtype.atype.u32{.sat}.mode d, a, b, c", VSHIFT_SETS,
+        "Scalar Video Instructions: vshl, vshr", |m| video(m, Second::Merge(Part::Word));
+    "vmad.dtype.atype.btype{.sat}{.scale} d, a, b, c", VMAD_SETS,
+        "Scalar Video Instructions: vmad", |m| video(m, Second::None);
+    "vmad.dtype.atype.btype.po{.sat}{.scale} d, a, b, c", VMAD_SETS,
+        "Scalar Video Instructions: vmad", |m| video(m, Second::None);
+    "vset.atype.btype.cmp d, a, b", VSET_SETS,
+        "Scalar Video Instructions: vset", |m| video(m, Second::None);
+    "vset.atype.btype.cmp.op2 d, a, b, c", VSET_SETS,
+        "Scalar Video Instructions: vset", |m| video(m, op2(m));
+    "vset.atype.btype.cmp d, a, b, c", VSET_SETS,
+        "Scalar Video Instructions: vset", |m| video(m, Second::Merge(Part::Word));
+    "vop2.dtype.atype.btype{.sat} d, a, b, c", VOP2_SETS,
+        "SIMD Video Instructions: vadd2, vsub2, vavrg2, vabsdiff2, vmin2, vmax2", |m| simd(m, 2);
+    "vop2.dtype.atype.btype.add d, a, b, c", VOP2_SETS,
+        "SIMD Video Instructions: vadd2, vsub2, vavrg2, vabsdiff2, vmin2, vmax2", |m| simd(m, 2);
+    "vset2.atype.btype.cmp d, a, b, c", VSET_SETS,
+        "SIMD Video Instructions: vset2", |m| simd(m, 2);
+    "vset2.atype.btype.cmp.add d, a, b, c", VSET_SETS,
+        "SIMD Video Instructions: vset2", |m| simd(m, 2);
+    "vop4.dtype.atype.btype{.sat} d, a, b, c", VOP4_SETS,
+        "SIMD Video Instructions: vadd4, vsub4, vavrg4, vabsdiff4, vmin4, vmax4", |m| simd(m, 4);
+    "vop4.dtype.atype.btype.add d, a, b, c", VOP4_SETS,
+        "SIMD Video Instructions: vadd4, vsub4, vavrg4, vabsdiff4, vmin4, vmax4", |m| simd(m, 4);
+    "vset4.atype.btype.cmp d, a, b, c", VSET_SETS,
+        "SIMD Video Instructions: vset4", |m| simd(m, 4);
+    "vset4.atype.btype.cmp.add d, a, b, c", VSET_SETS,
+        "SIMD Video Instructions: vset4", |m| simd(m, 4);
     "prmt.b32 d, a, b, c", "",
         "Data Movement and Conversion Instructions: prmt", |_| int_b32(IntOp::Prmt);
     "prmt.b32.mode d, a, b, c", ".mode = { .f4e, .b4e, .rc8, .ecl, .ecr, .rc16 }",
@@ -427,6 +490,12 @@ pub const FORMS: &[Form] = forms![
         "Parallel Synchronization and Communication Instructions: redux.sync", |m| redux(m);
     "redux.sync.op.b32 d, a, membermask", ".op = { .and, .or, .xor }",
         "Parallel Synchronization and Communication Instructions: redux.sync", |m| redux(m);
+    // The ISA writes `{.abs.}`; the value's bits go through as .b32.
+    "redux.sync.op{.abs}{.NaN}.f32 d, a, membermask", ".op = { .min, .max }",
+        "Parallel Synchronization and Communication Instructions: redux.sync", |m| Op::Redux {
+            op: ReduxOp::Float { max: m.word(".op") == Some("max"), abs: m.has(".abs"), nan: m.has(".NaN") },
+            ty: PtxType::B32,
+        };
     "elect.sync d{|p}, membermask", "",
         "Parallel Synchronization and Communication Instructions: elect.sync", |_| Op::Elect;
     "activemask.b32 d", "",
@@ -508,6 +577,23 @@ const NARROW_SETS: &str = ".frnd = { .rn, .rz }; .f8x2type = { .e4m3x2, .e5m2x2 
     .f6x2type = { .e2m3x2, .e3m2x2 }; .f4x2type = { .e2m1x2 }; .stype = { .f16x2, .bf16x2 };
     .dtype = { .f16x2, .bf16x2 }";
 
+/// The video instructions' sets (the ISA writes `.dtype = .atype = .btype = { .u32, .s32 }`).
+macro_rules! video_sets {
+    ($sets:literal) => {
+        concat!(
+            $sets,
+            "; .dtype = { .u32, .s32 }; .atype = { .u32, .s32 }; .btype = { .u32, .s32 };
+            .op2 = { .add, .min, .max }; .cmp = { .eq, .ne, .lt, .le, .gt, .ge }"
+        )
+    };
+}
+const VOP_SETS: &str = video_sets!("vop = { vadd, vsub, vabsdiff, vmin, vmax }");
+const VSHIFT_SETS: &str = video_sets!("vop = { vshl, vshr }; .mode = { .clamp, .wrap }");
+const VMAD_SETS: &str = video_sets!(".scale = { .shr7, .shr15 }");
+const VSET_SETS: &str = video_sets!("");
+const VOP2_SETS: &str = video_sets!("vop2 = { vadd2, vsub2, vavrg2, vabsdiff2, vmin2, vmax2 }");
+const VOP4_SETS: &str = video_sets!("vop4 = { vadd4, vsub4, vavrg4, vabsdiff4, vmin4, vmax4 }");
+
 const CVT_SETS: &str = ".irnd = { .rni, .rzi, .rmi, .rpi }; .frnd = { .rn, .rz, .rm, .rp };
     .dtype = { .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .bf16, .f16, .f32, .f64 };
     .atype = { .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .bf16, .f16, .f32, .f64 }";
@@ -538,6 +624,18 @@ fn int(op: IntOp, m: &Match) -> Op {
     }
 }
 
+/// A `.u16x2`/`.s16x2` form (the word's type is .b32; the halves' sign is the op's).
+fn halves(op: HalvesOp, m: &Match) -> Op {
+    let ty = m
+        .word(".type")
+        .unwrap_or(if m.has(".s16x2") { "s16x2" } else { "u16x2" });
+    int_b32(IntOp::Halves {
+        op,
+        signed: ty == "s16x2",
+        relu: m.has(".relu"),
+    })
+}
+
 fn int_b32(op: IntOp) -> Op {
     Op::Int {
         op,
@@ -550,6 +648,88 @@ fn carry(carry_in: bool, carry_out: bool) -> Carry {
         carry_in,
         carry_out,
     }
+}
+
+/// A video instruction as its opcode says; the checker adds the operands' selectors and
+/// `vmad`'s negations.
+fn video(m: &Match, second: Second) -> Op {
+    let signed = |e| m.word(e) == Some("s32");
+    let base = ["vop", "vmad", "vset"]
+        .iter()
+        .find_map(|b| m.word(b))
+        .unwrap_or("");
+    let op = match base {
+        "vadd" => VideoOp::Add,
+        "vsub" => VideoOp::Sub,
+        "vabsdiff" => VideoOp::Absdiff,
+        "vmin" => VideoOp::Min,
+        "vmax" => VideoOp::Max,
+        "vshl" => VideoOp::Shl {
+            clamp: m.word(".mode") == Some("clamp"),
+        },
+        "vshr" => VideoOp::Shr {
+            clamp: m.word(".mode") == Some("clamp"),
+        },
+        "vmad" => VideoOp::Mad {
+            neg_product: false,
+            neg_c: false,
+            po: m.has(".po"),
+            scale: match m.word(".scale") {
+                Some("shr7") => 7,
+                Some("shr15") => 15,
+                _ => 0,
+            },
+        },
+        _ => VideoOp::Set(video_cmp(m)),
+    };
+    Op::Video(Video {
+        op,
+        d_signed: signed(".dtype"),
+        a_signed: signed(".atype"),
+        b_signed: signed(".btype"),
+        sat: m.has(".sat"),
+        shape: Shape::Scalar {
+            asel: Part::Word,
+            bsel: Part::Word,
+            second,
+        },
+    })
+}
+
+fn op2(m: &Match) -> Second {
+    match m.word(".op2") {
+        Some("add") => Second::Add,
+        Some("min") => Second::Min,
+        _ => Second::Max,
+    }
+}
+
+fn video_cmp(m: &Match) -> VideoCmp {
+    let names = ["eq", "ne", "lt", "le", "gt", "ge"];
+    let k = names.iter().position(|&n| m.word(".cmp") == Some(n));
+    VideoCmp::ALL[k.unwrap_or(0)]
+}
+
+/// `vop2`/`vop4`/`vset2`/`vset4` with the ISA's default selectors.
+fn simd(m: &Match, lanes: u8) -> Op {
+    let base = ["vop2", "vop4"].iter().find_map(|b| m.word(b));
+    let op = match base.map(|b| b.trim_end_matches(['2', '4'])) {
+        Some("vadd") => VideoOp::Add,
+        Some("vsub") => VideoOp::Sub,
+        Some("vavrg") => VideoOp::Avrg,
+        Some("vabsdiff") => VideoOp::Absdiff,
+        Some("vmin") => VideoOp::Min,
+        Some("vmax") => VideoOp::Max,
+        _ => VideoOp::Set(video_cmp(m)),
+    };
+    Op::Video(Video {
+        op,
+        d_signed: m.word(".dtype") == Some("s32"),
+        a_signed: m.word(".atype") == Some("s32"),
+        b_signed: m.word(".btype") == Some("s32"),
+        sat: m.has(".sat"),
+        shape: Shape::simd(lanes, m.has(".add")),
+    })
 }
 
 fn prmt_mode(m: &Match) -> PrmtMode {

@@ -93,7 +93,7 @@ pub enum DecodeError {
 /// The table compiled, and its lines by base name.
 struct Table {
     lines: Vec<Line>,
-    by_base: HashMap<&'static str, Vec<usize>>,
+    by_base: HashMap<String, Vec<usize>>,
 }
 
 fn table() -> &'static Table {
@@ -105,9 +105,11 @@ fn table() -> &'static Table {
             .enumerate()
             .map(|(i, f)| Line::new(i, f, &shared))
             .collect();
-        let mut by_base: HashMap<&'static str, Vec<usize>> = HashMap::new();
+        let mut by_base: HashMap<String, Vec<usize>> = HashMap::new();
         for (i, l) in lines.iter().enumerate() {
-            by_base.entry(l.base).or_default().push(i);
+            for base in &l.bases {
+                by_base.entry(base.clone()).or_default().push(i);
+            }
         }
         Table { lines, by_base }
     })

@@ -43,7 +43,10 @@ pub struct Operands {
 pub struct Line {
     pub form: &'static Form,
     pub index: usize,
+    /// The opcode's base name as the line writes it: `add`, or a set such as `vop`.
     pub base: &'static str,
+    /// The base names the line takes: `add`, or the members of the set `vop`.
+    pub bases: Vec<String>,
     pub elements: Vec<Element>,
     /// `overlaps[i][j]`: elements `i` and `j` could take the same word (so keep their order).
     overlaps: Vec<Vec<bool>>,
@@ -58,12 +61,14 @@ impl Line {
             .split_once(char::is_whitespace)
             .unwrap_or((form.syntax, ""));
         let sets = parse_sets(form.sets);
-        let (base, elements) = parse_pattern(pattern, |name| {
+        let set = |name: &str| {
             sets.iter()
                 .chain(shared)
                 .find(|(n, _)| *n == name)
                 .map(|(_, m)| m.clone())
-        });
+        };
+        let (base, elements) = parse_pattern(pattern, set);
+        let bases = set(base).unwrap_or_else(|| vec![base.to_string()]);
         let overlaps = elements
             .iter()
             .map(|a| {
@@ -77,6 +82,7 @@ impl Line {
             form,
             index,
             base,
+            bases,
             elements,
             overlaps,
             operands: parse_operands(operands.trim()),
@@ -100,7 +106,7 @@ impl Line {
 
     /// The words of `opcode` by element, when they fit the line.
     pub fn matches<'o>(&self, words: &Words<'o>) -> Option<Match<'o>> {
-        if words.base != self.base || words.rest.len() > self.elements.len() {
+        if !self.bases.iter().any(|b| b == words.base) || words.rest.len() > self.elements.len() {
             return None;
         }
         let mut taken = vec![None; self.elements.len()];
@@ -111,6 +117,7 @@ impl Line {
             .iter()
             .enumerate()
             .filter_map(|(e, w)| w.map(|w: usize| (self.elements[e].name, words.rest[w])))
+            .chain([(self.base, words.base)])
             .collect();
         Some(Match { words: by_element })
     }

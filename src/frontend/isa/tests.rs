@@ -41,9 +41,15 @@ fn every_combination_a_line_allows_decodes() {
     }
 }
 
-/// The opcodes a line spells, in its order: each optional group absent or present, each set
-/// at each member.
+/// The opcodes a line spells, in its order: each base name, each optional group absent or
+/// present, each set at each member.
 fn examples(line: &syntax::Line) -> impl Iterator<Item = String> + '_ {
+    line.bases
+        .iter()
+        .flat_map(move |base| spellings(line, base))
+}
+
+fn spellings<'l>(line: &'l syntax::Line, base: &'l str) -> impl Iterator<Item = String> + 'l {
     // Choices per element: None (absent, optional only) or a member.
     let choices: Vec<Vec<Option<&str>>> = line
         .elements
@@ -58,7 +64,7 @@ fn examples(line: &syntax::Line) -> impl Iterator<Item = String> + '_ {
         .collect();
     let total: usize = choices.iter().map(Vec::len).product();
     (0..total).filter_map(move |mut n| {
-        let mut words = vec![line.base.to_string()];
+        let mut words = vec![base.to_string()];
         let mut groups: Vec<(usize, bool)> = Vec::new();
         for (e, c) in choices.iter().enumerate() {
             let pick = c[n % c.len()];
@@ -74,6 +80,20 @@ fn examples(line: &syntax::Line) -> impl Iterator<Item = String> + '_ {
         }
         Some(words.join("."))
     })
+}
+
+#[test]
+fn a_base_name_set_is_a_line_for_each_member() {
+    use crate::semantics::video::VideoOp;
+    let op = |opcode| match decode(opcode) {
+        Ok(Op::Video(v)) => v.op,
+        other => panic!("{opcode}: {other:?}"),
+    };
+    assert_eq!(op("vadd.u32.u32.u32"), VideoOp::Add);
+    assert_eq!(op("vabsdiff.s32.u32.s32.sat"), VideoOp::Absdiff);
+    assert_eq!(op("vshr.u32.u32.u32.clamp"), VideoOp::Shr { clamp: true });
+    assert!(decode("vop.u32.u32.u32").is_err());
+    assert!(decode("vshl.u32.u32.s32.wrap").is_err());
 }
 
 #[test]
