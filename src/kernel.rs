@@ -430,6 +430,7 @@ impl Kernel {
         let status = failure.status;
         let what = match status.kind() {
             StatusKind::Trap => "trap".to_string(),
+            StatusKind::Assert => "assertion failed (CUDA's assert: __assertfail)".to_string(),
             StatusKind::Exit => "exit outside a kernel".to_string(),
             StatusKind::Round => "unfinished round".to_string(),
             StatusKind::StackOverflow => {

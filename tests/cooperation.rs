@@ -571,6 +571,25 @@ fn redux_sync_f32_orders_minus_zero_below_plus_zero() {
 }
 
 #[test]
+fn movmatrix_transposes_the_warps_8x8_b16_matrix() {
+    // Lane l holds row l/4, columns 2(l%4) and +1 of M, M[i][j] = 0x1000 + 0x100 i + j;
+    // afterwards the same elements of the transpose. Two warps, each its own matrix.
+    let body = "shr.u32 %r1, %lane, 2;\nand.b32 %r2, %lane, 3;\nshl.b32 %r2, %r2, 1;\n\
+                shl.b32 %r3, %r1, 8;\nadd.u32 %r3, %r3, %r2;\nadd.u32 %r3, %r3, 0x1000;\n\
+                shr.u32 %r7, %t, 5;\nshl.b32 %r7, %r7, 14;\nadd.u32 %r3, %r3, %r7;\n\
+                add.u32 %r4, %r3, 1;\nshl.b32 %r4, %r4, 16;\nor.b32 %r5, %r3, %r4;\n\
+                movmatrix.sync.aligned.m8n8.trans.b16 %r6, %r5;\nst.global.u32 [%o], %r6;\n";
+    let got = run("", body, 64, 1, 64).unwrap();
+    let m = |warp: u32, i: u32, j: u32| 0x1000 + 0x4000 * warp + 0x100 * i + j;
+    for t in 0..64u32 {
+        let (warp, l) = (t / 32, t % 32);
+        let (r, c0) = (l / 4, 2 * (l % 4));
+        let want = m(warp, c0, r) | m(warp, c0 + 1, r) << 16;
+        assert_eq!(got[t as usize], want, "thread {t}");
+    }
+}
+
+#[test]
 fn redux_sync_proceeds_without_exited_members() {
     // Lane 0 exits; the others reduce over the full mask.
     let body = "setp.eq.u32 %p1, %lane, 0;\n@%p1 exit;\nredux.sync.add.u32 %r1, %lane, 0xFFFFFFFF;\n\

@@ -166,6 +166,41 @@ fn trap_ends_the_launch_with_the_kernel_the_instruction_and_the_block() {
 }
 
 #[test]
+fn a_failed_assert_ends_the_launch_naming_the_call() {
+    // nvcc's form of `assert(i != 5)`: the message strings and the call of the runtime's
+    // `__assertfail`, which the module declares but does not define.
+    let ptx = format!(
+        "{HEAD}.extern .func __assertfail\n(\n.param .b64 p0,\n.param .b64 p1,\n.param .b32 p2,\n\
+         .param .b64 p3,\n.param .b64 p4\n)\n;\n\
+         .global .align 1 .b8 $str[7] = {{105, 32, 33, 61, 32, 53, 0}};\n\
+         .visible .entry k(.param .u32 bad)\n{{\n.reg .pred %p;\n.reg .b32 %r<3>;\n.reg .b64 %rd<2>;\n\
+         mov.u32 %r1, %tid.x;\nld.param.u32 %r2, [bad];\nsetp.ne.u32 %p, %r1, %r2;\n@%p bra OK;\n\
+         mov.u64 %rd1, $str;\ncvta.global.u64 %rd1, %rd1;\n\
+         {{\n.param .b64 a0;\nst.param.b64 [a0], %rd1;\n.param .b64 a1;\nst.param.b64 [a1], %rd1;\n\
+         .param .b32 a2;\nst.param.b32 [a2], 12;\n.param .b64 a3;\nst.param.b64 [a3], %rd1;\n\
+         .param .b64 a4;\nst.param.b64 [a4], 1;\ncall.uni __assertfail, (a0, a1, a2, a3, a4);\n}}\n\
+         OK:\nret;\n}}\n"
+    );
+    let m = Module::from_ptx(&ptx).unwrap();
+    let msg = m
+        .kernel("k")
+        .unwrap()
+        .launch(1, 8, &[Arg::u32(5)])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        msg.starts_with("kernel 'k': assertion failed (CUDA's assert: __assertfail) in block ("),
+        "{msg}"
+    );
+    assert!(msg.contains("call.uni __assertfail"), "{msg}");
+    // No thread fails the assertion: the launch completes.
+    m.kernel("k")
+        .unwrap()
+        .launch(1, 8, &[Arg::u32(99)])
+        .unwrap();
+}
+
+#[test]
 fn oversized_variables_and_shared_memory_are_errors_not_aborts() {
     let msg = compile_err(&format!(
         "{HEAD}.shared .align 4 .b8 huge[4000000000];\n.visible .entry k()\n{{\nret;\n}}\n"

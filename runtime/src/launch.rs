@@ -193,6 +193,8 @@ pub enum StatusKind {
     Misaligned,
     /// Calls nested too deeply for the worker's stack.
     StackOverflow,
+    /// A failed `assert` (a call of `__assertfail`).
+    Assert,
     /// Any other code, reserved for later kinds.
     Other(u32),
 }
@@ -214,6 +216,8 @@ impl Status {
     pub const ILLEGAL_ADDRESS: u32 = 5;
     pub const MISALIGNED: u32 = 6;
     pub const STACK_OVERFLOW: u32 = 7;
+    /// CUDA's `assert` failed: the kernel called `__assertfail`.
+    pub const ASSERT: u32 = 8;
 
     pub fn encode(kind: u32, function: u32, inst: u32) -> u64 {
         (kind as u64) << 56 | ((function as u64) & 0xFF_FFFF) << 32 | inst as u64
@@ -228,6 +232,7 @@ impl Status {
             Status::ILLEGAL_ADDRESS => StatusKind::IllegalAddress,
             Status::MISALIGNED => StatusKind::Misaligned,
             Status::STACK_OVERFLOW => StatusKind::StackOverflow,
+            Status::ASSERT => StatusKind::Assert,
             k => StatusKind::Other(k),
         }
     }

@@ -429,6 +429,11 @@ impl<'a> FunctionChecker<'a> {
     /// level, so its frame stays small).
     fn push_instruction(&mut self, i: &ast::Instruction) {
         match self.instruction(i) {
+            Ok(inst) if inst.op == Op::Movmatrix => {
+                if let Err(d) = self.movmatrix(inst) {
+                    self.diags.push(d);
+                }
+            }
             Ok(inst) => {
                 if inst.op == Op::Ret {
                     let stores = self.reg_return_stores.iter().map(|st| Inst {
@@ -441,6 +446,108 @@ impl<'a> FunctionChecker<'a> {
             }
             Err(d) => self.diags.push(d),
         }
+    }
+
+    /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a` as the shuffles it amounts to. Lane `l`
+    /// holds row `l / 4`, columns `2(l % 4)` and `+1` of an 8×8 matrix of b16 (low half
+    /// first); of the transpose it receives `M[2(l % 4)][l / 4]` and `M[2(l % 4) + 1][l / 4]`,
+    /// held by lanes `8(l % 4) + l / 8` and 4 more, in their half `(l / 4) % 2`:
+    ///
+    /// ```text
+    /// src0 = 8 * (lane & 3) + (lane >> 3);  w0 = shfl.idx(a, src0)
+    /// src1 = src0 + 4;                      w1 = shfl.idx(a, src1)
+    /// d = prmt(w0, w1, ((lane >> 2) & 1) ? 0x7632 : 0x5410)
+    /// ```
+    ///
+    /// The shuffles make it a warp collective, with their checks (all 32 lanes take part).
+    fn movmatrix(&mut self, inst: Inst) -> CResult<()> {
+        let span = inst.span;
+        let reg = |c: &mut Self, name: &str| -> CResult<Arg> {
+            let r = c.scopes.hidden_reg(name, PtxType::U32);
+            Ok(Arg::Reg(c.within_limit(r, span)?))
+        };
+        let [lane, t, src0, src1, w0, w1, sel] = [
+            "movmatrix.lane",
+            "movmatrix.t",
+            "movmatrix.src0",
+            "movmatrix.src1",
+            "movmatrix.w0",
+            "movmatrix.w1",
+            "movmatrix.sel",
+        ]
+        .map(|n| reg(self, n));
+        let (lane, t, src0, src1, w0, w1, sel) = (lane?, t?, src0?, src1?, w0?, w1?, sel?);
+        let imm = |v: u64| Arg::Imm(Immediate::Int(v));
+        let int = |op, ty| Op::Int { op, ty };
+        let steps = [
+            (
+                Op::Mov(PtxType::U32),
+                vec![lane.clone(), Arg::Special(Special::LaneId)],
+            ),
+            (
+                int(IntOp::And, PtxType::B32),
+                vec![t.clone(), lane.clone(), imm(3)],
+            ),
+            (
+                int(IntOp::Shl, PtxType::B32),
+                vec![t.clone(), t.clone(), imm(3)],
+            ),
+            (
+                int(IntOp::Shr, PtxType::U32),
+                vec![src0.clone(), lane.clone(), imm(3)],
+            ),
+            (
+                int(IntOp::Add { sat: false }, PtxType::U32),
+                vec![src0.clone(), src0.clone(), t.clone()],
+            ),
+            (
+                int(IntOp::Add { sat: false }, PtxType::U32),
+                vec![src1.clone(), src0.clone(), imm(4)],
+            ),
+            (
+                Op::Shfl(ShflMode::Idx),
+                vec![
+                    w0.clone(),
+                    inst.args[1].clone(),
+                    src0,
+                    imm(0x1f),
+                    imm(u32::MAX as u64),
+                ],
+            ),
+            (
+                Op::Shfl(ShflMode::Idx),
+                vec![
+                    w1.clone(),
+                    inst.args[1].clone(),
+                    src1,
+                    imm(0x1f),
+                    imm(u32::MAX as u64),
+                ],
+            ),
+            (int(IntOp::Shr, PtxType::U32), vec![t.clone(), lane, imm(2)]),
+            (
+                int(IntOp::And, PtxType::B32),
+                vec![t.clone(), t.clone(), imm(1)],
+            ),
+            (
+                int(IntOp::Mad(MulMode::Lo), PtxType::U32),
+                vec![sel.clone(), t, imm(0x2222), imm(0x5410)],
+            ),
+            (
+                int(IntOp::Prmt, PtxType::B32),
+                vec![inst.args[0].clone(), w0, w1, sel],
+            ),
+        ];
+        for (op, args) in steps {
+            self.body.push(Inst {
+                guard: inst.guard,
+                op,
+                args,
+                span,
+                opcode: inst.opcode.clone(),
+            });
+        }
+        Ok(())
     }
 
     /// A `.func`'s `.reg` parameter or return value is a register of the body: a parameter

@@ -559,6 +559,9 @@ pub enum Op {
     /// `griddepcontrol.{launch_dependents,wait}`: launches on a stream run one after another,
     /// so a grid's prerequisites have completed before it starts: both are satisfied at once.
     GridDepControl,
+    /// `movmatrix.sync.aligned.m8n8.trans.b16 d, a`: only until the checker replaces it by
+    /// the shuffles that move each element (`check::movmatrix`); never lowered.
+    Movmatrix,
     /// A video instruction, operand selectors included (`semantics::video`).
     Video(crate::semantics::video::Video),
     /// `createpolicy`: an opaque cache policy for the `.L2::cache_hint` of loads and stores,

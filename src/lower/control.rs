@@ -95,6 +95,16 @@ impl Translator<'_, '_> {
         Ok(())
     }
 
+    /// Whether `call` names the runtime's `__assertfail`, declared (not defined) in the
+    /// module with its five parameters.
+    pub fn calls_assertfail(&self, a: &[Arg]) -> bool {
+        let Some(&Arg::Func(f)) = a.iter().find(|a| matches!(a, Arg::Func(_))) else {
+            return false;
+        };
+        let callee = &self.module.functions[f];
+        callee.name == "__assertfail" && callee.body.is_none() && callee.params.len() == 5
+    }
+
     fn param_slot(&mut self, arg: &Arg, decl: &Param, is_input: bool) -> LResult<Value> {
         match arg {
             Arg::SymbolAddr(sym, 0) => self.symbol_host_address(*sym),

@@ -705,6 +705,12 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.return_status(Status::TRAP);
                 return Ok(true);
             }
+            // CUDA's `assert` calls `__assertfail(message, file, line, function, charSize)`,
+            // which the GPU's runtime provides: the launch stops with the assertion's status.
+            Op::Call if self.calls_assertfail(a) => {
+                self.return_status(Status::ASSERT);
+                return Ok(true);
+            }
             Op::Call => self.call(a)?,
             Op::Mov(ty) => self.mov(ty, a)?,
             Op::MovVec { ty, vec } => self.mov_vector(ty, vec, a)?,
@@ -741,6 +747,9 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Op::GridDepControl => {}
             Op::Video(v) => self.video(v, a)?,
+            Op::Movmatrix => {
+                return Err(self.err("movmatrix reached lowering unexpanded".to_string()));
+            }
             Op::CreatePolicy => {
                 let policy = self.b.ins().iconst(types::I64, 0);
                 self.write(&a[0], policy, crate::types::PtxType::B64)?;

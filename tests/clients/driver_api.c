@@ -118,6 +118,17 @@ int main(int argc, char **argv) {
   CHECK(cuModuleLoadDataEx(&broken, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { frob.b32 %r1; }\n",
                            2, options, values), 218);
   if (!strstr(log, "error")) { fprintf(stderr, "error log: '%s'\n", log); return 1; }
+  /* A failed device-side assert (nvcc's call of __assertfail): CUDA_ERROR_ASSERT. */
+  CUmodule asserting;
+  CHECK(cuModuleLoadData(&asserting,
+                         ".version 8.0\n.target sm_90\n.address_size 64\n"
+                         ".extern .func __assertfail(.param .b64 m, .param .b64 f, .param .b32 l, .param .b64 fn, .param .b64 c);\n"
+                         ".visible .entry k()\n{\n.param .b64 a;\n.param .b32 b;\nst.param.b64 [a], 0;\nst.param.b32 [b], 0;\n"
+                         "call.uni __assertfail, (a, a, b, a, a);\nret;\n}\n"), 0);
+  CUfunction asserts;
+  CHECK(cuModuleGetFunction(&asserts, asserting, "k"), 0);
+  CHECK(cuLaunchKernel(asserts, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), 710);
+  CHECK(cuModuleUnload(asserting), 0);
   /* A cubin is not for this device. */
   CHECK(cuModuleLoadData(&broken, "\x7f" "ELF\x02\x01\x01"), 209);
 

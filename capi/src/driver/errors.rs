@@ -21,6 +21,7 @@ pub const CUDA_ERROR_LAUNCH_TIMEOUT: CUresult = 702;
 pub const CUDA_ERROR_HARDWARE_STACK_ERROR: CUresult = 714;
 pub const CUDA_ERROR_MISALIGNED_ADDRESS: CUresult = 716;
 pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
+pub const CUDA_ERROR_ASSERT: CUresult = 710;
 pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
 pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
 
@@ -103,6 +104,11 @@ const TABLE: &[(CUresult, &str, &str)] = &[
         "misaligned address\0",
     ),
     (
+        CUDA_ERROR_ASSERT,
+        "CUDA_ERROR_ASSERT\0",
+        "device-side assert triggered\0",
+    ),
+    (
         CUDA_ERROR_LAUNCH_FAILED,
         "CUDA_ERROR_LAUNCH_FAILED\0",
         "unspecified launch failure\0",
@@ -152,6 +158,7 @@ pub fn code_of(e: &ptxjit::Error) -> CUresult {
             Some(StatusKind::Misaligned) => CUDA_ERROR_MISALIGNED_ADDRESS,
             Some(StatusKind::Timeout) => CUDA_ERROR_LAUNCH_TIMEOUT,
             Some(StatusKind::StackOverflow) => CUDA_ERROR_HARDWARE_STACK_ERROR,
+            Some(StatusKind::Assert) => CUDA_ERROR_ASSERT,
             _ => CUDA_ERROR_LAUNCH_FAILED,
         },
         ptxjit::Error::Launch { message, .. } if message.contains("timeout") => {

@@ -502,6 +502,9 @@ pub const FORMS: &[Form] = forms![
         "Parallel Synchronization and Communication Instructions: activemask", |_| Op::Activemask;
     // ---- Warp-level matrix ---------------------------------------------------------------------------
     // Without `.ss` the address is generic and must point into shared memory.
+    // Expanded by the checker into shuffles (see `check::movmatrix`).
+    "movmatrix.sync.aligned.m8n8.trans.b16 d, a", "",
+        "Warp Level Matrix Instructions: movmatrix", |_| Op::Movmatrix;
     "ldmatrix.sync.aligned.shape.num{.trans}{.ss}.type r, [p]",
         ".shape = { .m8n8 }; .num = { .x1, .x2, .x4 }; .ss = { .shared{::cta} }; .type = { .b16 }",
         "Warp Level Matrix Instructions: ldmatrix", |m| ldmatrix(m);
