@@ -590,6 +590,17 @@ fn movmatrix_transposes_the_warps_8x8_b16_matrix() {
 }
 
 #[test]
+fn vote_without_sync_votes_among_the_warps_lanes() {
+    // The deprecated form (ZLUDA's GPU-validated `vote_ballot_nosync`): 64 threads, tid >= 34.
+    let body = "setp.ge.u32 %p1, %t, 34;\nvote.ballot.b32 %r1, %p1;\nvote.any.pred %p2, %p1;\n\
+                vote.all.pred %p3, !%p1;\nselp.u32 %r2, 1, 0, %p2;\nselp.u32 %r3, 2, 0, %p3;\n\
+                add.u32 %r2, %r2, %r3;\nxor.b32 %r1, %r1, %r2;\nst.global.u32 [%o], %r1;\n";
+    let got = run("", body, 64, 1, 64).unwrap();
+    assert!(got[..32].iter().all(|&v| v == 2), "{got:x?}");
+    assert!(got[32..].iter().all(|&v| v == 0xFFFF_FFFC ^ 1), "{got:x?}");
+}
+
+#[test]
 fn redux_sync_proceeds_without_exited_members() {
     // Lane 0 exits; the others reduce over the full mask.
     let body = "setp.eq.u32 %p1, %lane, 0;\n@%p1 exit;\nredux.sync.add.u32 %r1, %lane, 0xFFFFFFFF;\n\

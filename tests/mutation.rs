@@ -1,13 +1,19 @@
 //! Bad input gets a diagnostic, never a panic: every bundled PTX file (examples, corpus,
-//! compiler kernels) mutated at random — lines cut, dropped or swapped, tokens swapped, types
-//! and registers changed, undefined registers, huge immediates — must compile (in the
-//! lane-group form, which contains the one-thread code too) or fail with an error.
+//! compiler kernels, the instruction-form fixtures) mutated at random — lines cut, dropped
+//! or swapped, tokens swapped, types and registers changed, undefined registers, huge
+//! immediates — must compile (in the lane-group form, which contains the one-thread code
+//! too) or fail with an error.
 
 /// Mutates each file `rounds` times from `seed`; returns (compiles tried, panics).
 fn campaign(rounds: usize, seed: u64) -> (usize, usize) {
     let mut files = Vec::new();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    for top in ["tests/corpus", "tests/compilers", "examples"] {
+    for top in [
+        "tests/corpus",
+        "tests/compilers",
+        "tests/fixtures/forms",
+        "examples",
+    ] {
         for e in std::fs::read_dir(root.join(top)).unwrap() {
             let p = e.unwrap().path();
             for f in std::fs::read_dir(&p).into_iter().flatten() {

@@ -702,6 +702,11 @@ impl<'a> FunctionChecker<'a> {
                 };
             }
         }
+        // `vote` without `.sync` votes among the warp's active lanes: here, between
+        // synchronization points, every lane of the warp that has not exited.
+        if let (Op::Vote(_), 2) = (op, args.len()) {
+            args.push(Arg::Imm(Immediate::Int(u32::MAX as u64)));
+        }
         // The carry flag of extended-precision arithmetic: one hidden register per function.
         if op.carry().is_some() {
             let flag = *self

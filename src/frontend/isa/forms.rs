@@ -482,6 +482,11 @@ pub const FORMS: &[Form] = forms![
         "Parallel Synchronization and Communication Instructions: vote.sync", |m| vote(m);
     "vote.sync.ballot.b32 d, {!}a, membermask", "",
         "Parallel Synchronization and Communication Instructions: vote.sync", |_| Op::Vote(VoteMode::Ballot);
+    // The deprecated forms of sm_6x and before: the checker adds the whole warp as the mask.
+    "vote.mode.pred d, {!}a", ".mode = { .all, .any, .uni }",
+        "Parallel Synchronization and Communication Instructions: vote (deprecated)", |m| vote(m);
+    "vote.ballot.b32 d, {!}a", "",
+        "Parallel Synchronization and Communication Instructions: vote (deprecated)", |_| Op::Vote(VoteMode::Ballot);
     "match.any.sync.type d, a, membermask", ".type = { .b32, .b64 }",
         "Parallel Synchronization and Communication Instructions: match.sync", |m| Op::Match { all: false, ty: m.ty(".type") };
     "match.all.sync.type d{|p}, a, membermask", ".type = { .b32, .b64 }",
