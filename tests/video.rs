@@ -8,7 +8,7 @@
 mod common;
 
 use common::{Rng, W, elementwise_with};
-use ptxjit::semantics::video::{Part, Second, Shape, Video, VideoCmp, VideoOp, video};
+use ptxjit::semantics::video::{Part, Second, Shape, VIDEO_CMPS, Video, VideoOp, video};
 use ptxjit::{CompileOptions, LaneGroups, Module};
 
 /// Edge words (signs, byte and half boundaries) crossed, then random words.
@@ -309,7 +309,7 @@ fn vset_compares_and_combines_as_unsigned() {
         agrees(
             &format!("vset.s32.u32.{cmp} {{d}}, {{a}}, {{b}}"),
             scalar(
-                VideoOp::Set(VideoCmp::ALL[k]),
+                VideoOp::Set(VIDEO_CMPS[k]),
                 "usu",
                 false,
                 W32,
@@ -321,7 +321,7 @@ fn vset_compares_and_combines_as_unsigned() {
     agrees(
         "vset.s32.s32.lt.add {d}, {a}.b2, {b}.b2, {c}",
         scalar(
-            VideoOp::Set(VideoCmp::Lt),
+            VideoOp::Set(ptxjit::frontend::checked::CmpOp::Lt),
             "uss",
             false,
             Part::Byte(2),
@@ -332,7 +332,7 @@ fn vset_compares_and_combines_as_unsigned() {
     agrees(
         "vset.u32.u32.ge {d}.b1, {a}, {b}, {c}",
         scalar(
-            VideoOp::Set(VideoCmp::Ge),
+            VideoOp::Set(ptxjit::frontend::checked::CmpOp::Ge),
             "uuu",
             false,
             W32,
@@ -413,7 +413,7 @@ fn simd_selectors_pick_elements_of_b_colon_a_and_masks_pick_lanes() {
 #[test]
 fn vset2_and_vset4_compare_lanes() {
     for (k, cmp) in ["eq", "ne", "lt", "le", "gt", "ge"].iter().enumerate() {
-        let set = VideoOp::Set(VideoCmp::ALL[k]);
+        let set = VideoOp::Set(VIDEO_CMPS[k]);
         agrees(
             &format!("vset2.s32.u32.{cmp} {{d}}, {{a}}, {{b}}, {{c}}"),
             simd(set, "usu", false, Shape::simd(2, false)),

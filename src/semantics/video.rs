@@ -13,6 +13,8 @@
 //! A [`Video`] is the whole instruction (operand selectors included); it packs into a u64 so
 //! that compiled code can pass it to the one runtime helper that calls [`video`].
 
+use crate::frontend::checked::CmpOp;
+
 /// What the primary operation does with its two extracted operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum VideoOp {
@@ -31,7 +33,7 @@ pub enum VideoOp {
         clamp: bool,
     },
     /// `vset`: 1 when the comparison holds.
-    Set(VideoCmp),
+    Set(CmpOp),
     /// `vmad`: `{-}a * {-}b + {-}c` (`.po`: `a * b + c + 1`), then `>> scale` (0, 7, 15).
     Mad {
         neg_product: bool,
@@ -41,35 +43,24 @@ pub enum VideoOp {
     },
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum VideoCmp {
-    Eq,
-    Ne,
-    Lt,
-    Le,
-    Gt,
-    Ge,
-}
+/// The comparisons `vset` takes, in the order their packed code counts them.
+pub const VIDEO_CMPS: [CmpOp; 6] = [
+    CmpOp::Eq,
+    CmpOp::Ne,
+    CmpOp::Lt,
+    CmpOp::Le,
+    CmpOp::Gt,
+    CmpOp::Ge,
+];
 
-impl VideoCmp {
-    pub const ALL: [VideoCmp; 6] = [
-        VideoCmp::Eq,
-        VideoCmp::Ne,
-        VideoCmp::Lt,
-        VideoCmp::Le,
-        VideoCmp::Gt,
-        VideoCmp::Ge,
-    ];
-
-    fn holds(self, a: i128, b: i128) -> bool {
-        match self {
-            VideoCmp::Eq => a == b,
-            VideoCmp::Ne => a != b,
-            VideoCmp::Lt => a < b,
-            VideoCmp::Le => a <= b,
-            VideoCmp::Gt => a > b,
-            VideoCmp::Ge => a >= b,
-        }
+fn holds(cmp: CmpOp, a: i128, b: i128) -> bool {
+    match cmp {
+        CmpOp::Eq => a == b,
+        CmpOp::Ne => a != b,
+        CmpOp::Lt => a < b,
+        CmpOp::Le => a <= b,
+        CmpOp::Gt => a > b,
+        _ => a >= b,
     }
 }
 
@@ -215,7 +206,10 @@ impl Video {
             VideoOp::Avrg => (5, 0),
             VideoOp::Shl { clamp } => (6, clamp as u64),
             VideoOp::Shr { clamp } => (7, clamp as u64),
-            VideoOp::Set(c) => (8, c as u64),
+            VideoOp::Set(c) => (
+                8,
+                VIDEO_CMPS.iter().position(|&k| k == c).unwrap_or(0) as u64,
+            ),
             VideoOp::Mad {
                 neg_product,
                 neg_c,
@@ -284,7 +278,7 @@ impl Video {
             5 => VideoOp::Avrg,
             6 => VideoOp::Shl { clamp: extra != 0 },
             7 => VideoOp::Shr { clamp: extra != 0 },
-            8 => VideoOp::Set(VideoCmp::ALL[extra as usize]),
+            8 => VideoOp::Set(VIDEO_CMPS[extra as usize]),
             _ => VideoOp::Mad {
                 neg_product: extra & 1 != 0,
                 neg_c: extra & 2 != 0,
@@ -365,7 +359,7 @@ fn primary(op: VideoOp, a: i128, b: i128) -> i128 {
                 _ => a >> shift,
             }
         }
-        VideoOp::Set(cmp) => cmp.holds(a, b) as i128,
+        VideoOp::Set(cmp) => holds(cmp, a, b) as i128,
         VideoOp::Mad { .. } => unreachable!("vmad is computed by `mad`"),
     }
 }
@@ -504,7 +498,7 @@ mod tests {
         for op in [
             VideoOp::Absdiff,
             VideoOp::Shr { clamp: true },
-            VideoOp::Set(VideoCmp::Ge),
+            VideoOp::Set(CmpOp::Ge),
             VideoOp::Mad {
                 neg_product: true,
                 neg_c: false,
@@ -617,13 +611,13 @@ mod tests {
     #[test]
     fn vset_gives_one_or_zero() {
         let v = scalar(
-            VideoOp::Set(VideoCmp::Lt),
+            VideoOp::Set(CmpOp::Lt),
             [false, true, false],
             false,
             Second::None,
         );
         assert_eq!(video(&v, -1i32 as u32, 0, 0), 1);
-        let v = scalar(VideoOp::Set(VideoCmp::Lt), U, false, Second::None);
+        let v = scalar(VideoOp::Set(CmpOp::Lt), U, false, Second::None);
         assert_eq!(video(&v, -1i32 as u32, 0, 0), 0);
     }
 

@@ -6,7 +6,7 @@ use super::{Form, Match};
 use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::*;
 use crate::semantics::minifloat::Mini;
-use crate::semantics::video::{Part, Second, Shape, Video, VideoCmp, VideoOp};
+use crate::semantics::video::{Part, Second, Shape, VIDEO_CMPS, Video, VideoOp};
 use crate::types::PtxType;
 
 macro_rules! forms {
@@ -712,10 +712,10 @@ fn op2(m: &Match) -> Second {
     }
 }
 
-fn video_cmp(m: &Match) -> VideoCmp {
+fn video_cmp(m: &Match) -> CmpOp {
     let names = ["eq", "ne", "lt", "le", "gt", "ge"];
     let k = names.iter().position(|&n| m.word(".cmp") == Some(n));
-    VideoCmp::ALL[k.unwrap_or(0)]
+    VIDEO_CMPS[k.unwrap_or(0)]
 }
 
 /// `vop2`/`vop4`/`vset2`/`vset4` with the ISA's default selectors.
