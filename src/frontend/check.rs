@@ -479,56 +479,31 @@ impl<'a> FunctionChecker<'a> {
         let (lane, t, src0, src1, w0, w1, sel) = (lane?, t?, src0?, src1?, w0?, w1?, sel?);
         let imm = |v: u64| Arg::Imm(Immediate::Int(v));
         let int = |op, ty| Op::Int { op, ty };
+        let add = int(IntOp::Add { sat: false }, PtxType::U32);
+        let (and, shl, shr) = (
+            int(IntOp::And, PtxType::B32),
+            int(IntOp::Shl, PtxType::B32),
+            int(IntOp::Shr, PtxType::U32),
+        );
+        let a = inst.args[1].clone();
+        let shfl = |w: &Arg, src: Arg| {
+            let args = vec![w.clone(), a.clone(), src, imm(0x1f), imm(u32::MAX as u64)];
+            (Op::Shfl(ShflMode::Idx), args)
+        };
         let steps = [
             (
                 Op::Mov(PtxType::U32),
                 vec![lane.clone(), Arg::Special(Special::LaneId)],
             ),
-            (
-                int(IntOp::And, PtxType::B32),
-                vec![t.clone(), lane.clone(), imm(3)],
-            ),
-            (
-                int(IntOp::Shl, PtxType::B32),
-                vec![t.clone(), t.clone(), imm(3)],
-            ),
-            (
-                int(IntOp::Shr, PtxType::U32),
-                vec![src0.clone(), lane.clone(), imm(3)],
-            ),
-            (
-                int(IntOp::Add { sat: false }, PtxType::U32),
-                vec![src0.clone(), src0.clone(), t.clone()],
-            ),
-            (
-                int(IntOp::Add { sat: false }, PtxType::U32),
-                vec![src1.clone(), src0.clone(), imm(4)],
-            ),
-            (
-                Op::Shfl(ShflMode::Idx),
-                vec![
-                    w0.clone(),
-                    inst.args[1].clone(),
-                    src0,
-                    imm(0x1f),
-                    imm(u32::MAX as u64),
-                ],
-            ),
-            (
-                Op::Shfl(ShflMode::Idx),
-                vec![
-                    w1.clone(),
-                    inst.args[1].clone(),
-                    src1,
-                    imm(0x1f),
-                    imm(u32::MAX as u64),
-                ],
-            ),
-            (int(IntOp::Shr, PtxType::U32), vec![t.clone(), lane, imm(2)]),
-            (
-                int(IntOp::And, PtxType::B32),
-                vec![t.clone(), t.clone(), imm(1)],
-            ),
+            (and, vec![t.clone(), lane.clone(), imm(3)]),
+            (shl, vec![t.clone(), t.clone(), imm(3)]),
+            (shr, vec![src0.clone(), lane.clone(), imm(3)]),
+            (add, vec![src0.clone(), src0.clone(), t.clone()]),
+            (add, vec![src1.clone(), src0.clone(), imm(4)]),
+            shfl(&w0, src0),
+            shfl(&w1, src1),
+            (shr, vec![t.clone(), lane, imm(2)]),
+            (and, vec![t.clone(), t.clone(), imm(1)]),
             (
                 int(IntOp::Mad(MulMode::Lo), PtxType::U32),
                 vec![sel.clone(), t, imm(0x2222), imm(0x5410)],
