@@ -478,10 +478,7 @@ impl Interpreter {
             } => {
                 let r = self.compare_lanes(blk, t, cmp, ty, ftz, a)?;
                 let c = self.bool_operand(blk, t, bool_op, a)?;
-                let (p, q) = match &a[0] {
-                    Arg::Pair(p, q) => (&**p, Some(&**q)),
-                    other => (other, None),
-                };
+                let (p, q) = a[0].split_pair();
                 let (pv, qv) = if r.len() == 2 {
                     (r[0], r[1])
                 } else {
@@ -705,10 +702,7 @@ impl Interpreter {
                     return Err("lop3's immLut must be an integer constant".into());
                 };
                 let d = si::lop3(lut as u8, x as u32, src(2)? as u32, src(3)? as u32);
-                let (d_dst, p_dst) = match &a[0] {
-                    Arg::Pair(d, p) => (&**d, Some(&**p)),
-                    other => (other, None),
-                };
+                let (d_dst, p_dst) = a[0].split_pair();
                 if let Some(p_dst) = p_dst {
                     let q = self.read(blk, t, &a[5], PtxType::Pred)? & 1 == 1;
                     let p = half_ops::bool_op(bool_op, d != 0, q);

@@ -181,6 +181,16 @@ pub enum Arg {
     Sink,
 }
 
+impl Arg {
+    /// A destination written `d|p` as (`d`, `Some(p)`); any other as (itself, `None`).
+    pub fn split_pair(&self) -> (&Arg, Option<&Arg>) {
+        match self {
+            Arg::Pair(d, p) => (d, Some(p)),
+            other => (other, None),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AddrBase {
     Reg(RegId),

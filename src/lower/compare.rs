@@ -134,10 +134,7 @@ impl Translator<'_, '_> {
         ftz: bool,
         a: &[Arg],
     ) -> LResult {
-        let (p_dst, q_dst) = match &a[0] {
-            Arg::Pair(p, q) => (&**p, Some(&**q)),
-            other => (other, None),
-        };
+        let (p_dst, q_dst) = a[0].split_pair();
         let x2 = matches!(ty, PtxType::F16x2 | PtxType::BF16x2);
         if x2 && q_dst.is_none() {
             return Err(self.err("setp on a pair type writes two predicates: use p|q"));

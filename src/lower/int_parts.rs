@@ -80,10 +80,9 @@ impl Translator<'_, '_> {
             }
             IntOp::Halves { op, signed, relu } => {
                 let y = self.read(&a[2], ty)?;
-                let mut word = None;
-                for k in 0..2 {
+                let [lo, hi] = [0, 1].map(|k| {
                     let (xk, yk) = (self.half_lane(x, k), self.half_lane(y, k));
-                    let mut r = match (op, signed) {
+                    let r = match (op, signed) {
                         (HalvesOp::Add, _) => self.b.ins().iadd(xk, yk),
                         (HalvesOp::Sub, _) => self.b.ins().isub(xk, yk),
                         (HalvesOp::Min, true) => self.b.ins().smin(xk, yk),
@@ -91,20 +90,16 @@ impl Translator<'_, '_> {
                         (HalvesOp::Max, true) => self.b.ins().smax(xk, yk),
                         (HalvesOp::Max, false) => self.b.ins().umax(xk, yk),
                     };
-                    if relu {
+                    let r = if relu {
                         let zero = self.b.ins().iconst(types::I16, 0);
-                        r = self.b.ins().smax(r, zero);
-                    }
-                    let r = self.b.ins().uextend(types::I32, r);
-                    word = Some(match word {
-                        None => r,
-                        Some(lo) => {
-                            let hi = self.b.ins().ishl_imm_u(r, 16);
-                            self.b.ins().bor(lo, hi)
-                        }
-                    });
-                }
-                word.expect("two halves")
+                        self.b.ins().smax(r, zero)
+                    } else {
+                        r
+                    };
+                    self.b.ins().uextend(types::I32, r)
+                });
+                let hi = self.b.ins().ishl_imm_u(hi, 16);
+                self.b.ins().bor(lo, hi)
             }
             IntOp::Lop3 { bool_op } => return self.lop3(bool_op, x, a),
             // A search along the bits, rare enough for the reference to do it.
@@ -170,10 +165,7 @@ impl Translator<'_, '_> {
             }
             d = self.b.ins().bor(d, term);
         }
-        let (d_dst, p_dst) = match &a[0] {
-            Arg::Pair(d, p) => (&**d, Some(&**p)),
-            other => (other, None),
-        };
+        let (d_dst, p_dst) = a[0].split_pair();
         if let (Some(p_dst), Some(op)) = (p_dst, bool_op) {
             let q = self.read(&a[5], PtxType::Pred)?;
             let nonzero = self.b.ins().icmp_imm_u(IntCC::NotEqual, d, 0);
