@@ -968,6 +968,18 @@ impl Interpreter {
                     | fmt.round(lo, rnd, relu) as u64;
                 (r, PtxType::B16)
             }
+            NarrowCvt::Stochastic {
+                dst,
+                relu,
+                satfinite,
+            } => {
+                let w = |k: usize| -> std::result::Result<u32, String> {
+                    Ok(self.read(blk, t, &a[k], PtxType::B32)? as u32)
+                };
+                let bf16 = dst == PtxType::BF16x2;
+                let r = half_ops::stochastic_pair(w(1)?, w(2)?, w(3)?, bf16, relu, satfinite);
+                (r as u64, dst)
+            }
             NarrowCvt::FromMini { fmt, dst, relu } => {
                 let half = if dst == PtxType::F16x2 { F16 } else { BF16 };
                 let w = self.read(blk, t, &a[1], PtxType::B16)?;

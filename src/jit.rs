@@ -177,6 +177,12 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
             vec![types::I32],
         ),
         (
+            "ptxjit_cvt_rs",
+            helpers::cvt_rs as *const u8,
+            vec![types::I32; 4],
+            vec![types::I32],
+        ),
+        (
             "ptxjit_video",
             helpers::video as *const u8,
             vec![types::I64, types::I32, types::I32, types::I32],
@@ -249,6 +255,17 @@ mod helpers {
     }
     pub extern "C" fn fns(mask: u32, base: u32, offset: u32) -> u32 {
         crate::semantics::int::fns(mask, base, offset as i32)
+    }
+    /// `cvt.rs` of two f32 bit patterns to a half pair; `flags`: bf16, `.relu`, `.satfinite`.
+    pub extern "C" fn cvt_rs(a: u32, b: u32, rbits: u32, flags: u32) -> u32 {
+        crate::semantics::half_ops::stochastic_pair(
+            a,
+            b,
+            rbits,
+            flags & 1 != 0,
+            flags & 2 != 0,
+            flags & 4 != 0,
+        )
     }
     /// A video instruction packed by `Video::to_bits`.
     pub extern "C" fn video(code: u64, a: u32, b: u32, c: u32) -> u32 {

@@ -292,3 +292,177 @@ fn cvt_to_tf32_rounds_away_13_bits() {
         });
     }
 }
+
+// ---- cvt.rs: stochastic rounding with the random-bits operand ----------------------------
+
+/// f32 words whose f16 results are normal or subnormal, overflow, or special, each with its
+/// discarded bits at the edges of the random field and scattered, and random words paired
+/// with each: zero, the exact carry boundary for its discarded bits, one below, and a scramble.
+fn stochastic_columns(width: u32) -> [Vec<u64>; 3] {
+    let mut rng = common::Rng(0x5705);
+    let mask = (1u64 << width) - 1;
+    let (mut a, mut b, mut r) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..6000u64 {
+        let x = match i % 4 {
+            0 => rng.next() & 0x7FFF_FFFF | (i & 8) << 28,
+            1 => (0x3300_0000 + (rng.next() & 0x0BFF_FFFF)) | (i & 8) << 28, // 2^-25 .. 2^1
+            2 => 0x4770_0000 + (rng.next() & 0x001F_FFFF), // near f16's largest finite
+            _ => [0x7F80_0000, 0xFF80_0000, 0x7FC0_0001, 0, 0x8000_0000, 1][(i / 4 % 6) as usize],
+        };
+        let discarded = x & mask;
+        let random = match i / 4 % 4 {
+            0 => 0,
+            1 => (mask + 1 - discarded) & mask,
+            2 => (mask - discarded) & mask,
+            _ => rng.next() & mask,
+        };
+        a.push(x);
+        b.push(x ^ 0x8000_0000);
+        r.push(random << 16 | random);
+    }
+    [a, b, r]
+}
+
+/// The magnitude rounded toward zero, plus one unit in the last place if `up`: the rule
+/// of `.rs` on the truncated result (a carry out of the significand moves the exponent; out
+/// of the largest finite value, to infinity).
+fn truncated_plus(fmt: HalfFormat, x: f32, up: bool) -> u16 {
+    let rz = fmt.round(x as f64, Rounding::Rz);
+    if fmt.is_nan(rz) || rz & 0x7FFF == fmt.inf_bits() {
+        return rz;
+    }
+    rz + up as u16
+}
+
+#[test]
+fn cvt_rs_rounds_away_from_zero_exactly_when_the_random_bits_carry_out_of_the_discarded_bits() {
+    for (dst, fmt, width) in [("f16x2", F16, 13), ("bf16x2", BF16, 16)] {
+        let [a, b, r] = stochastic_columns(width);
+        let inst = format!("cvt.rs.{dst}.f32 {{d}}, {{a}}, {{b}}, {{c}}");
+        both_forms(
+            &inst,
+            W::B32,
+            &[(W::B32, &a), (W::B32, &b), (W::B32, &r)],
+            |i| {
+                let half = |x: u64, random: u64| -> u64 {
+                    let x = f32::from_bits(x as u32);
+                    if x.is_nan() {
+                        return 0x7FFF;
+                    }
+                    // The f32 bits below the result's quantum (all of them for normal
+                    // results: f32 keeps 13 or 16 more bits than the half format).
+                    let quantum = fmt.to_f64(1).max(
+                        (x.abs() as f64).log2().floor().exp2() * 2f64.powi(-(fmt.mant_bits as i32)),
+                    );
+                    let scaled = x.abs() as f64 / quantum;
+                    let top = ((scaled - scaled.floor()) * 2f64.powi(width as i32)).floor() as u64;
+                    let up = top + (random & ((1 << width) - 1)) >= 1 << width;
+                    truncated_plus(fmt, x, up) as u64
+                };
+                half(a[i], r[i] >> 16) << 16 | half(b[i], r[i] & 0xFFFF)
+            },
+        );
+    }
+}
+
+/// `inst` over single words `a`, `b`, `rbits`, in both compiled forms.
+fn stochastic(inst: &str, a: u32, b: u32, rbits: u32, want: u32) {
+    let cols = [a, b, rbits].map(|w| vec![w as u64]);
+    let srcs: Vec<(W, &[u64])> = cols.iter().map(|c| (W::B32, c.as_slice())).collect();
+    both_forms(inst, W::B32, &srcs, |_| want as u64);
+}
+
+#[test]
+fn cvt_rs_f16_takes_13_random_bits_from_each_half_and_ignores_the_top_three() {
+    // 1 + 2^-11 + 2^-23: f32 discards 0x1001 below f16's quantum 2^-10 at 1; a random
+    // value carries from 0xFFF up.
+    let x = 0x3F80_1001;
+    let inst = "cvt.rs.f16x2.f32 {d}, {a}, {b}, {c}";
+    stochastic(inst, x, x, 0x0FFF_0FFE, 0x3C01_3C00);
+    stochastic(inst, x, x, 0xEFFE_F000, 0x3C00_3C01);
+    stochastic(inst, x, x, 0xE000_E000, 0x3C00_3C00);
+}
+
+#[test]
+fn cvt_rs_bf16_takes_all_16_random_bits_of_each_half() {
+    // 1 + 2^-8 + 2^-23: f32 discards 0x8001 below bf16's quantum 2^-7 at 1.
+    let x = 0x3F80_8001;
+    let inst = "cvt.rs.bf16x2.f32 {d}, {a}, {b}, {c}";
+    stochastic(inst, x, x, 0x7FFF_7FFE, 0x3F81_3F80);
+    stochastic(inst, x, x, 0x7FFE_FFFF, 0x3F80_3F81);
+}
+
+#[test]
+fn cvt_rs_subnormal_results_add_the_random_bits_to_the_top_of_the_discarded_bits() {
+    // 1.5 * 2^-24 is half way between f16's two smallest subnormals.
+    let x = 0x33C0_0000;
+    let inst = "cvt.rs.f16x2.f32 {d}, {a}, {b}, {c}";
+    stochastic(inst, x, x | 0x8000_0000, 0x0FFF_1000, 0x0001_8002);
+}
+
+#[test]
+fn cvt_rs_overflows_to_infinity_only_when_it_carries_and_satfinite_clamps() {
+    // 65520 is half way from f16's largest finite value 65504 to 2^16.
+    let x = 0x477F_F000;
+    let inst = "cvt.rs.f16x2.f32 {d}, {a}, {b}, {c}";
+    stochastic(inst, x, x | 0x8000_0000, 0x0000_1000, 0x7BFF_FC00);
+    let inst = "cvt.rs.satfinite.f16x2.f32 {d}, {a}, {b}, {c}";
+    stochastic(inst, x, x | 0x8000_0000, 0x0000_1000, 0x7BFF_FBFF);
+    stochastic(inst, 0xFF80_0000, 0x7F80_0000, 0, 0xFBFF_7BFF);
+}
+
+#[test]
+fn cvt_rs_gives_the_canonical_nan_and_relu_zeroes_negatives() {
+    let inst = "cvt.rs.f16x2.f32 {d}, {a}, {b}, {c}";
+    stochastic(inst, 0x7FC0_0001, 0xFF80_0001, 0x1FFF_1FFF, 0x7FFF_7FFF);
+    let inst = "cvt.rs.relu.bf16x2.f32 {d}, {a}, {b}, {c}";
+    stochastic(inst, 0xBFC0_0000, 0x3FC0_0000, 0xFFFF_FFFF, 0x0000_3FC0);
+}
+
+#[test]
+fn cvt_rs_is_unbiased_over_every_random_value_for_normal_results() {
+    // Σ over all 2^13 (f16) or 2^16 (bf16) random values of the rounded value is exactly
+    // 2^width times the input: each direction is taken in proportion to its distance.
+    let mut rng = common::Rng(0xB1A5);
+    for (fmt, width) in [(F16, 13), (BF16, 16)] {
+        for _ in 0..24 {
+            // 2^-14 to 4: normal in both formats.
+            let x = f32::from_bits(0x3880_0000 + (rng.next() as u32 & 0x07FF_FFFF));
+            let sum: f64 = (0..1u32 << width)
+                .map(|r| fmt.to_f64(fmt.round_stochastic(x, r)))
+                .sum();
+            assert_eq!(sum, x as f64 * (1u64 << width) as f64, "{x:e}");
+        }
+    }
+}
+
+#[test]
+fn the_interpreter_rounds_cvt_rs_as_the_jit() {
+    use ptxjit::interp::Interpreter;
+    use ptxjit::{Arg, DeviceBuffer, LaunchConfig, Module};
+    // Rows of the tests above: f16 with random carries in one half, bf16 with .relu.
+    let ptx = ".version 8.6\n.target sm_100a\n.address_size 64\n\
+        .visible .entry k(.param .u64 out)\n{\n.reg .b64 %rd<2>;\n.reg .b32 %r<4>;\n.reg .f32 %f<4>;\n\
+        ld.param.u64 %rd1, [out];\nmov.b32 %f1, 0x3F801001;\nmov.b32 %f2, 0xBFC00000;\n\
+        cvt.rs.f16x2.f32 %r1, %f1, %f1, 0x0FFF0FFE;\nst.global.b32 [%rd1], %r1;\n\
+        cvt.rs.relu.bf16x2.f32 %r2, %f2, %f1, 0xFFFFFFFF;\nst.global.b32 [%rd1+4], %r2;\nret;\n}\n";
+    let config = LaunchConfig {
+        grid: 1.into(),
+        block: 1.into(),
+        dynamic_shared_bytes: 0,
+    };
+    let interp_out = DeviceBuffer::zeroed(8).unwrap();
+    Interpreter::from_ptx("k.ptx", ptx)
+        .unwrap()
+        .launch("k", &config, &[Arg::buffer(&interp_out)])
+        .unwrap();
+    let jit_out = DeviceBuffer::zeroed(8).unwrap();
+    Module::from_ptx(ptx)
+        .unwrap()
+        .kernel("k")
+        .unwrap()
+        .launch_with(&config, &[Arg::buffer(&jit_out)])
+        .unwrap();
+    assert_eq!(interp_out.to_vec::<u32>(), [0x3C01_3C00, 0x0000_3F81]);
+    assert_eq!(jit_out.to_vec::<u32>(), interp_out.to_vec::<u32>());
+}

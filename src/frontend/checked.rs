@@ -617,6 +617,13 @@ pub enum NarrowCvt {
         rnd: Rounding,
         relu: bool,
     },
+    /// `cvt.rs{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b, rbits`: stochastic rounding,
+    /// `a` to the upper half with the upper 16 bits of `rbits`, `b` to the lower.
+    Stochastic {
+        dst: PtxType,
+        relu: bool,
+        satfinite: bool,
+    },
     /// `cvt.rn{.relu}.{f16x2,bf16x2}.fmt d, a`.
     FromMini { fmt: Mini, dst: PtxType, relu: bool },
     /// `cvt.frnd3{.satfinite}.ue8m0x2.{f32,bf16x2}`.

@@ -90,6 +90,24 @@ impl Translator<'_, '_> {
                 let r = self.f32_to_tf32(x, rnd, satfinite, relu);
                 self.write(&a[0], r, PtxType::B32)
             }
+            // Rare (sm_100a): the reference rounds, in a helper.
+            NarrowCvt::Stochastic {
+                dst,
+                relu,
+                satfinite,
+            } => {
+                let mut args = Vec::new();
+                for arg in &a[1..4] {
+                    args.push(self.read(arg, PtxType::B32)?);
+                }
+                let flags =
+                    (dst == PtxType::BF16x2) as i64 | (relu as i64) << 1 | (satfinite as i64) << 2;
+                args.push(self.b.ins().iconst(types::I32, flags));
+                let f = self.helper_ref("ptxjit_cvt_rs");
+                let call = self.b.ins().call(f, &args);
+                let r = self.b.inst_results(call)[0];
+                self.write(&a[0], r, dst)
+            }
             NarrowCvt::PackSat { bits, signed } => {
                 let (lo, hi) = if signed {
                     (-(1i64 << (bits - 1)), (1i64 << (bits - 1)) - 1)

@@ -26,6 +26,15 @@ pub const BF16: HalfFormat = HalfFormat {
 /// The NaN every half-precision arithmetic result uses (CUDART_NAN_FP16 / CUDART_NAN_BF16).
 pub const CANONICAL_NAN: u16 = 0x7FFF;
 
+/// What rounding sees: the kept significand, the `shift` bits below it (`shift` may pass
+/// 64 for a value far below the quantum: then `rem` is the whole significand), the sign.
+struct Discarded {
+    kept: u64,
+    rem: u64,
+    shift: u32,
+    negative: bool,
+}
+
 impl HalfFormat {
     pub fn bias(self) -> i32 {
         (1 << (self.exp_bits - 1)) - 1
@@ -89,6 +98,46 @@ impl HalfFormat {
     /// Rounds `x` to this format with `mode`. NaN gives [`CANONICAL_NAN`]; overflow gives
     /// infinity or the largest finite value as the mode says.
     pub fn round(self, x: f64, mode: Rounding) -> u16 {
+        self.round_by(x, |d| {
+            // Past 64 bits (a value far below the quantum) the half is above any `rem`.
+            let half = 1u64.checked_shl(d.shift - 1).unwrap_or(u64::MAX);
+            let up = match mode {
+                Rounding::Rn => d.rem > half || (d.rem == half && d.kept & 1 == 1),
+                Rounding::Rna => d.rem >= half,
+                Rounding::Rz => false,
+                Rounding::Rp => d.rem != 0 && !d.negative,
+                Rounding::Rm => d.rem != 0 && d.negative,
+            };
+            let to_inf = match mode {
+                Rounding::Rn | Rounding::Rna => true,
+                Rounding::Rz => false,
+                Rounding::Rp => !d.negative,
+                Rounding::Rm => d.negative,
+            };
+            (up, to_inf)
+        })
+    }
+
+    /// `cvt.rs` (stochastic rounding) of an f32: away from zero when adding `rbits` to the
+    /// discarded bits carries out, toward zero otherwise (ISA, "Rounding Modifiers"). The
+    /// random field is as wide as what f32 discards for a normal result (13 bits for f16,
+    /// 16 for bf16; higher bits of `rbits` are ignored) and is added to the top of the
+    /// discarded bits; below an f16 subnormal result's quantum the lower discarded bits go
+    /// by truncation. A result past the largest finite value is infinity if the random bits
+    /// carried, the largest finite value if not.
+    pub fn round_stochastic(self, x: f32, rbits: u32) -> u16 {
+        let width = 23 - self.mant_bits;
+        let random = (rbits & ((1 << width) - 1)) as u64;
+        self.round_by(x as f64, |d| {
+            let top = d.rem.checked_shr(d.shift - width).unwrap_or(0);
+            let up = (top + random) >> width != 0;
+            (up, up)
+        })
+    }
+
+    /// Rounds `x`, asking `decide` whether to round the magnitude up and whether an
+    /// overflowing result is infinity (else the largest finite value).
+    fn round_by(self, x: f64, decide: impl FnOnce(Discarded) -> (bool, bool)) -> u16 {
         if x.is_nan() {
             return CANONICAL_NAN;
         }
@@ -107,28 +156,19 @@ impl HalfFormat {
         let e = (a >> 52) as i32 - 1023;
         let m = (a & ((1 << 52) - 1)) | (1 << 52);
         // Drop the bits below the result's quantum 2^(max(e, emin) - mant_bits).
-        let shift = (52 - self.mant_bits as i32 + (self.emin() - e).max(0)).min(63) as u32;
-        let mut kept = m >> shift;
-        let rem = m & ((1u64 << shift) - 1);
-        let half = 1u64 << (shift - 1);
-        let up = match mode {
-            Rounding::Rn => rem > half || (rem == half && kept & 1 == 1),
-            Rounding::Rna => rem >= half,
-            Rounding::Rz => false,
-            Rounding::Rp => rem != 0 && !negative,
-            Rounding::Rm => rem != 0 && negative,
-        };
+        let shift = (52 - self.mant_bits as i32 + (self.emin() - e).max(0)) as u32;
+        let mut kept = m.checked_shr(shift).unwrap_or(0);
+        let (up, to_inf) = decide(Discarded {
+            kept,
+            rem: m - (kept << shift.min(63)),
+            shift,
+            negative,
+        });
         kept += up as u64;
         // One formula for normal and subnormal results; a carry out of the significand
         // increments the exponent field by itself.
         let bits = (((e.max(self.emin()) + self.bias() - 1) as u64) << self.mant_bits) + kept;
         if bits >= self.inf_bits() as u64 {
-            let to_inf = match mode {
-                Rounding::Rn | Rounding::Rna => true,
-                Rounding::Rz => false,
-                Rounding::Rp => !negative,
-                Rounding::Rm => negative,
-            };
             return sign
                 | if to_inf {
                     self.inf_bits()

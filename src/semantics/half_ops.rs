@@ -6,7 +6,7 @@
 //! exact result (f64; bf16 fma rounded to odd) → one rounding → `.ftz` on the result →
 //! `.sat` → `.relu` → `.oob` forces +0.
 
-use super::half::{CANONICAL_NAN, F16, HalfFormat, round_to_odd_sum};
+use super::half::{BF16, CANONICAL_NAN, F16, HalfFormat, round_to_odd_sum};
 use crate::frontend::checked::{BoolOp, CmpOp, FloatMods, FloatOp, Rounding};
 
 /// The bit pattern of the "OOB NaN" that `fma.oob` tests for (per 16-bit lane). NVIDIA does
@@ -194,7 +194,26 @@ pub fn bool_op(op: Option<BoolOp>, t: bool, c: bool) -> bool {
 /// `cvt` of an exact value to a half format with `.relu` and `.satfinite`: `.satfinite` turns
 /// an infinite result into the largest finite value of the same sign (NaN stays NaN).
 pub fn convert(fmt: HalfFormat, x: f64, mode: Rounding, relu: bool, satfinite: bool) -> u16 {
-    let mut r = fmt.round(x, mode);
+    saturate(fmt, fmt.round(x, mode), relu, satfinite)
+}
+
+/// `cvt.rs{.relu}{.satfinite}.{f16x2,bf16x2}.f32 d, a, b, rbits` on bit patterns: `a` to
+/// the upper half with the upper 16 bits of `rbits`, `b` to the lower with the lower 16
+/// (rounding: [`HalfFormat::round_stochastic`]; the modifiers as in [`convert`]).
+pub fn stochastic_pair(a: u32, b: u32, rbits: u32, bf16: bool, relu: bool, satfinite: bool) -> u32 {
+    let fmt = if bf16 { BF16 } else { F16 };
+    let half = |x: u32, r: u32| {
+        saturate(
+            fmt,
+            fmt.round_stochastic(f32::from_bits(x), r & 0xFFFF),
+            relu,
+            satfinite,
+        ) as u32
+    };
+    half(a, rbits >> 16) << 16 | half(b, rbits)
+}
+
+fn saturate(fmt: HalfFormat, mut r: u16, relu: bool, satfinite: bool) -> u16 {
     if satfinite && r & 0x7FFF == fmt.inf_bits() {
         r -= 1;
     }
@@ -204,7 +223,6 @@ pub fn convert(fmt: HalfFormat, x: f64, mode: Rounding, relu: bool, satfinite: b
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::semantics::half::BF16;
 
     fn mods() -> FloatMods {
         FloatMods {

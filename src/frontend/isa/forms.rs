@@ -346,6 +346,12 @@ pub const FORMS: &[Form] = forms![
         "Data Movement and Conversion Instructions: cvt", |m| cvt(m);
     "cvt.frnd2{.relu}{.satfinite}.dtype.f32 d, a, b", ".frnd2 = { .rn, .rz }; .dtype = { .f16x2, .bf16x2 }",
         "Data Movement and Conversion Instructions: cvt", |m| cvt(m);
+    "cvt.rs{.relu}{.satfinite}.dtype.f32 d, a, b, rbits", ".dtype = { .f16x2, .bf16x2 }",
+        "Data Movement and Conversion Instructions: cvt", |m| Op::CvtNarrow(NarrowCvt::Stochastic {
+            dst: m.ty(".dtype"),
+            relu: m.has(".relu"),
+            satfinite: m.has(".satfinite"),
+        });
     "cvt.frnd.satfinite{.relu}.f8x2type.f32 d, a, b", NARROW_SETS,
         "Data Movement and Conversion Instructions: cvt", |m| to_mini(".f8x2type", PtxType::F32, m);
     "cvt.frnd.satfinite{.relu}.f8x2type.stype d, a", NARROW_SETS,
