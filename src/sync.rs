@@ -21,15 +21,17 @@ pub mod frame {
     pub const RESUME: i32 = 0;
     /// u32: 1 while the thread waits at sync point `RESUME - 1`.
     pub const WAITING: i32 = 4;
-    /// 12 × u64: the operands of the synchronizing instruction; the last is the membermask
-    /// of warp collectives.
+    /// 16 × u64: the operands of the synchronizing instruction (at most 12: `mma.m8n8k4`
+    /// with f32 C); the last is the membermask of warp collectives.
     pub const ARGS: i32 = 8;
-    pub const MASK_ARG: i32 = 11;
-    /// 4 × u64 result values and a u32 result predicate, written by `after_round`.
-    pub const RESULT: i32 = 104;
-    pub const RESULT_PRED: i32 = 136;
+    pub const MASK_ARG: i32 = 15;
+    /// 8 × u64 result values (`mma`'s D) and a u32 result predicate, written by
+    /// `after_round`.
+    pub const RESULT: i32 = 136;
+    pub const RESULTS: usize = 8;
+    pub const RESULT_PRED: i32 = 200;
     /// Saved registers start here.
-    pub const REGS: i32 = 144;
+    pub const REGS: i32 = 208;
     pub const DONE: u32 = u32::MAX;
 }
 
@@ -412,6 +414,9 @@ fn ldmatrix(num: u32, trans: bool, row_address: impl Fn(usize) -> u64) -> Vec<Ve
 /// partial sums in ways NVIDIA does not document: results within one rounding of the exact
 /// sum are what this promises (exact for integers and for sums without cancellation).
 pub fn mma(form: MmaForm, regs: &[Vec<u64>]) -> Vec<Vec<u64>> {
+    if form.quad_pairs() {
+        return mma_quad_pairs(form, regs);
+    }
     let [na, nb, _, nd] = form.registers();
     let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
     let tall = m == 16;
@@ -455,6 +460,56 @@ pub fn mma(form: MmaForm, regs: &[Vec<u64>]) -> Vec<Vec<u64>> {
             words
         })
         .collect()
+}
+
+/// `mma.m8n8k4` on f16 (ISA "Matrix Fragments for mma.m8n8k4 with .f16 floating point
+/// type"): quad pair q (lanes 4q..4q+3, the low group, and 16+4q.., the high group) computes
+/// its own 8×8 product. With r = lane mod 4 and h = 4 for the high group: A element i is at
+/// (r + h, i) for `.row`, (i + h, r) for `.col`; B element i at (r, i + h) for `.row`,
+/// (i, r + h) for `.col`; an f16 C/D element i at (r + h, i); an f32 C/D element i at
+/// ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1)). Accumulation as in [`mma`].
+fn mma_quad_pairs(form: MmaForm, regs: &[Vec<u64>]) -> Vec<Vec<u64>> {
+    let [na, nb, _, nd] = form.registers().map(|n| n as usize);
+    // Where accumulator element i of a lane is, by the accumulator's type.
+    let at = |ty: MmaType, lane: usize, i: usize| {
+        let h = if lane >= 16 { 4 } else { 0 };
+        if ty == MmaType::F16 {
+            (lane % 4 + h, i)
+        } else {
+            ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1))
+        }
+    };
+    let mut out = vec![vec![0u64; nd]; 32];
+    for q in 0..4 {
+        let lanes = [0, 1, 2, 3, 16, 17, 18, 19].map(|l| l + 4 * q);
+        let mut a = [[Value::Int(0); 4]; 8];
+        let mut b = [[Value::Int(0); 8]; 4];
+        let mut c = [[Value::Int(0); 8]; 8];
+        for &l in &lanes {
+            let (r, h) = (l % 4, if l >= 16 { 4 } else { 0 });
+            for i in 0..4 {
+                let (row, col) = if form.a_row { (r + h, i) } else { (i + h, r) };
+                a[row][col] = element(form.a, regs[l][i / 2], i % 2);
+                let (row, col) = if form.b_col { (i, r + h) } else { (r, i + h) };
+                b[row][col] = element(form.b, regs[l][na + i / 2], i % 2);
+            }
+            let per_c = (32 / form.c.bits()) as usize;
+            for i in 0..8 {
+                let (row, col) = at(form.c, l, i);
+                c[row][col] = element(form.c, regs[l][na + nb + i / per_c], i % per_c);
+            }
+        }
+        let per_d = (32 / form.d.bits()) as usize;
+        for &l in &lanes {
+            for i in 0..8 {
+                let (row, col) = at(form.d, l, i);
+                let products = (0..4).map(|kk| (a[row][kk], b[kk][col]));
+                let bits = accumulate(form, products, c[row][col]);
+                out[l][i / per_d] |= bits << (form.d.bits() as usize * (i % per_d));
+            }
+        }
+    }
+    out
 }
 
 /// An element of an mma fragment: a float value or an integer.

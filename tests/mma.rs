@@ -340,3 +340,133 @@ fn m8n8k4_f64_is_a_chain_of_fmas() {
     };
     multiplies(&f, -1_000_000, 1_000_000, 6);
 }
+
+/// `mma.m8n8k4` on f16 (ISA "Matrix Fragments for mma.m8n8k4 with .f16 floating point
+/// type"): quad pair q, lanes 4q..4q+3 (low) and 16+4q..16+4q+3 (high, h = 4), multiplies
+/// its own matrices. With r = lane mod 4: A element i at (r + h, i) `.row`, (i + h, r)
+/// `.col`; B element i at (r, i + h) `.row`, (i, r + h) `.col`; an f16 C/D element i at
+/// (r + h, i); an f32 C/D element i at ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1)).
+fn quad_pair_at(lane: usize, i: usize, f32_acc: bool) -> (usize, usize) {
+    let h = if lane >= 16 { 4 } else { 0 };
+    if f32_acc {
+        ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1))
+    } else {
+        (lane % 4 + h, i)
+    }
+}
+
+#[test]
+fn m8n8k4_f16_multiplies_one_matrix_per_quad_pair_in_every_layout() {
+    let mut rng = Rng(8);
+    let mut value = |scale: f64| ((rng.next() % 17) as f64 - 8.0) * scale;
+    for a_row in [true, false] {
+        for b_row in [true, false] {
+            for c_f32 in [false, true] {
+                for d_f32 in [false, true] {
+                    let layout = |row: bool| if row { "row" } else { "col" };
+                    let ty = |f32: bool| if f32 { "f32" } else { "f16" };
+                    let inst = format!(
+                        "mma.sync.aligned.m8n8k4.{}.{}.{}.f16.f16.{}",
+                        layout(a_row),
+                        layout(b_row),
+                        ty(d_f32),
+                        ty(c_f32)
+                    );
+                    let a: Vec<[[f64; 4]; 8]> = (0..4)
+                        .map(|_| [[0.0; 4]; 8].map(|r| r.map(|_| value(1.0))))
+                        .collect();
+                    let b: Vec<[[f64; 8]; 4]> = (0..4)
+                        .map(|_| [[0.0; 8]; 4].map(|r| r.map(|_| value(1.0))))
+                        .collect();
+                    let c: Vec<[[f64; 8]; 8]> = (0..4)
+                        .map(|_| [[0.0; 8]; 8].map(|r| r.map(|_| value(4.0))))
+                        .collect();
+                    let (nc, nd) = (if c_f32 { 8 } else { 4 }, if d_f32 { 8 } else { 4 });
+                    let mut words = vec![0u32; 32 * (4 + nc)];
+                    for l in 0..32 {
+                        let (q, r, h) = ((l % 16) / 4, l % 4, if l >= 16 { 4 } else { 0 });
+                        let lane = &mut words[l * (4 + nc)..];
+                        for i in 0..4 {
+                            let (row, col) = if a_row { (r + h, i) } else { (i + h, r) };
+                            lane[i / 2] |= (f16_bits(a[q][row][col]) as u32) << (16 * (i % 2));
+                            let (row, col) = if b_row { (r, i + h) } else { (i, r + h) };
+                            lane[2 + i / 2] |= (f16_bits(b[q][row][col]) as u32) << (16 * (i % 2));
+                        }
+                        for i in 0..8 {
+                            let (row, col) = quad_pair_at(l, i, c_f32);
+                            let v = c[q][row][col];
+                            if c_f32 {
+                                lane[4 + i] = (v as f32).to_bits();
+                            } else {
+                                lane[4 + i / 2] |= (f16_bits(v) as u32) << (16 * (i % 2));
+                            }
+                        }
+                    }
+                    let regs = |p: &str, n: usize| {
+                        (0..n)
+                            .map(|i| format!("%{p}{i}"))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    let loads: String = (0..4 + nc)
+                        .map(|i| {
+                            let name = match i {
+                                0 | 1 => format!("%a{i}"),
+                                2 | 3 => format!("%b{}", i - 2),
+                                _ => format!("%c{}", i - 4),
+                            };
+                            format!("ld.global.b32 {name}, [%rd2+{}];\n", 4 * i)
+                        })
+                        .collect();
+                    let stores: String = (0..nd)
+                        .map(|i| format!("st.global.b32 [%rd3+{}], %d{i};\n", 4 * i))
+                        .collect();
+                    let ptx = format!(
+                        ".version 8.0\n.target sm_90\n.address_size 64\n\
+                         .visible .entry k(.param .u64 in, .param .u64 out)\n{{\n\
+                         .reg .b32 %a<2>, %b<2>, %c<{nc}>, %d<{nd}>;\n.reg .b32 %r<2>;\n.reg .b64 %rd<6>;\n\
+                         mov.u32 %r0, %tid.x;\nld.param.u64 %rd0, [in];\nld.param.u64 %rd1, [out];\n\
+                         mul.wide.u32 %rd4, %r0, {inb};\nadd.s64 %rd2, %rd0, %rd4;\n\
+                         mul.wide.u32 %rd5, %r0, {outb};\nadd.s64 %rd3, %rd1, %rd5;\n{loads}\
+                         {inst} {{{d}}}, {{%a0, %a1}}, {{%b0, %b1}}, {{{cs}}};\n{stores}ret;\n}}\n",
+                        inb = 4 * (4 + nc),
+                        outb = 4 * nd,
+                        d = regs("d", nd),
+                        cs = regs("c", nc),
+                    );
+                    for lanes in [LaneGroups::Always, LaneGroups::Off] {
+                        let opts = CompileOptions {
+                            lane_groups: lanes,
+                            ..CompileOptions::default()
+                        };
+                        let module = Module::from_ptx_named("mma.ptx", &ptx, &opts)
+                            .unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+                        let input = DeviceBuffer::from_slice(&words).unwrap();
+                        let out = DeviceBuffer::zeroed(32 * nd * 4).unwrap();
+                        module
+                            .kernel("k")
+                            .unwrap()
+                            .launch(1, 32, &[Arg::buffer(&input), Arg::buffer(&out)])
+                            .unwrap();
+                        let got = out.to_vec::<u32>();
+                        for l in 0..32 {
+                            let q = (l % 16) / 4;
+                            for i in 0..8 {
+                                let (row, col) = quad_pair_at(l, i, d_f32);
+                                let want: f64 =
+                                    (0..4).map(|k| a[q][row][k] * b[q][k][col]).sum::<f64>()
+                                        + c[q][row][col];
+                                let g = if d_f32 {
+                                    f32_value(got[l * nd + i] as u64)
+                                } else {
+                                    f16_value((got[l * nd + i / 2] >> (16 * (i % 2))) as u64)
+                                };
+                                assert_eq!(g, want, "{inst} lane {l} D[{row}][{col}] ({lanes:?})");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

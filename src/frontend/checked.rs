@@ -657,6 +657,10 @@ pub struct MmaForm {
     pub c: MmaType,
     /// Integer accumulation clamps to the s32 range instead of wrapping.
     pub satfinite: bool,
+    /// `.alayout` is `.row` and `.blayout` is `.col` (every shape but `m8n8k4` on f16 has
+    /// only these).
+    pub a_row: bool,
+    pub b_col: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -701,15 +705,23 @@ impl MmaType {
 }
 
 impl MmaForm {
+    /// `mma.m8n8k4` on f16: four independent products, one per quad pair of lanes
+    /// (lanes 4q..4q+3 and 16+4q..16+4q+3), each fragment over 8 lanes.
+    pub fn quad_pairs(self) -> bool {
+        (self.m, self.n, self.k) == (8, 8, 4) && self.a == MmaType::F16
+    }
+
     /// Registers per lane of A, B and C (D as C, but in its own type): a fragment holds
-    /// rows × columns / 32 elements, packed into 32-bit registers (64-bit for f64).
+    /// rows × columns / (lanes per product) elements, packed into 32-bit registers (64-bit
+    /// for f64).
     pub fn registers(self) -> [u32; 4] {
         let per_reg = |t: MmaType| (32 / t.bits()).max(1);
+        let lanes = if self.quad_pairs() { 8 } else { 32 };
         [
-            self.m * self.k / 32 / per_reg(self.a),
-            self.k * self.n / 32 / per_reg(self.b),
-            self.m * self.n / 32 / per_reg(self.c),
-            self.m * self.n / 32 / per_reg(self.d),
+            self.m * self.k / lanes / per_reg(self.a),
+            self.k * self.n / lanes / per_reg(self.b),
+            self.m * self.n / lanes / per_reg(self.c),
+            self.m * self.n / lanes / per_reg(self.d),
         ]
     }
 }

@@ -268,7 +268,13 @@ impl Translator<'_, '_> {
     /// Writes the result words of a sync point to the elements of `dst`, as `ty`.
     fn write_results(&mut self, dst: &Arg, ty: PtxType) -> LResult {
         let flags = MemFlagsData::trusted();
-        for (i, d) in self.elements(dst).to_vec().iter().enumerate().take(4) {
+        for (i, d) in self
+            .elements(dst)
+            .to_vec()
+            .iter()
+            .enumerate()
+            .take(frame::RESULTS)
+        {
             let frame = self.frame();
             let off = frame::RESULT + 8 * i as i32;
             let w = self

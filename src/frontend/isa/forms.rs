@@ -529,6 +529,8 @@ pub const FORMS: &[Form] = forms![
         "Warp Level Matrix Instructions: mma", |m| mma(m, "", "");
     "mma.sync.aligned.shape.row.col{.satfinite}.s32.atype.btype.s32 d, a, b, c", ".shape = { .m8n8k16, .m16n8k16, .m16n8k32 }; .atype = { .u8, .s8 }; .btype = { .u8, .s8 }",
         "Warp Level Matrix Instructions: mma", |m| mma(m, "", "");
+    "mma.sync.aligned.m8n8k4.alayout.blayout.dtype.f16.f16.ctype d, a, b, c", ".alayout = { .row, .col }; .blayout = { .row, .col }; .dtype = { .f16, .f32 }; .ctype = { .f16, .f32 }",
+        "Warp Level Matrix Instructions: mma", |m| mma(m, "f16", "f16");
     "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c", "",
         "Warp Level Matrix Instructions: mma", |m| mma(m, "f64", "f64");
     // ---- Miscellaneous -----------------------------------------------------------------------------
@@ -1057,6 +1059,8 @@ fn mma(m: &Match, a: &str, b: &str) -> Op {
         b,
         c: m.word(".ctype").map_or(acc, ty),
         satfinite: m.has(".satfinite"),
+        a_row: m.word(".alayout") != Some("col"),
+        b_col: m.word(".blayout") != Some("row"),
     })
 }
 

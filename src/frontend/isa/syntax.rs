@@ -39,6 +39,16 @@ pub struct Operands {
     pub addresses: Vec<usize>,
 }
 
+/// Words the ISA gives meaning by position: `mma`'s `.row.col` is A's layout then B's, so
+/// `.col.row` is another form, not a reordering.
+const POSITIONAL: &[&[&str]] = &[&["row", "col"]];
+
+fn positional(v: &str, w: &str) -> bool {
+    POSITIONAL
+        .iter()
+        .any(|kind| kind.contains(&v) && kind.contains(&w))
+}
+
 /// A compiled row of the table.
 pub struct Line {
     pub form: &'static Form,
@@ -74,7 +84,11 @@ impl Line {
             .map(|a| {
                 elements
                     .iter()
-                    .map(|b| a.members.iter().any(|w| b.members.contains(w)))
+                    .map(|b| {
+                        a.members
+                            .iter()
+                            .any(|w| b.members.iter().any(|v| v == w || positional(v, w)))
+                    })
                     .collect()
             })
             .collect();

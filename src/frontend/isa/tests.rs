@@ -21,7 +21,7 @@ fn unsupported_names_the_closest_form_and_its_section() {
          'ld{.weak}{.ss}{.cop}{.level::cache_hint}{.level::prefetch_size}{.vec}.type', \
          Data Movement and Conversion Instructions: ld)"
     );
-    let msg = decode("mma.sync.aligned.m8n8k4.row.col.f32.f16.f16.f32").unwrap_err();
+    let msg = decode("mma.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32").unwrap_err();
     assert!(
         msg.contains("'mma.sync.aligned.shape.row.col.dtype.f16.f16.ctype'"),
         "{msg}"
@@ -307,4 +307,18 @@ fn decode_narrow_conversions_by_direction() {
     assert!(decode("cvt.rn.e4m3x2.f32").is_err());
     assert!(decode("cvt.rn.satfinite.ue8m0x2.f32").is_err());
     assert!(decode("cvt.rm.tf32.f32").is_err());
+}
+
+#[test]
+fn matrix_layouts_keep_their_positions() {
+    // `.row.col` is A's layout then B's: swapped, it is another form, not a reordering.
+    assert!(decode("mma.sync.aligned.m16n8k16.col.row.f32.f16.f16.f32").is_err());
+    let Ok(Op::Mma(form)) = decode("mma.sync.aligned.m8n8k4.col.row.f16.f16.f16.f32") else {
+        panic!("m8n8k4 takes every layout pair");
+    };
+    assert!(!form.a_row && !form.b_col);
+    let Ok(Op::Mma(form)) = decode("mma.sync.aligned.m8n8k4.row.row.f16.f16.f16.f16") else {
+        panic!("m8n8k4 takes every layout pair");
+    };
+    assert!(form.a_row && !form.b_col);
 }
