@@ -431,6 +431,11 @@ impl Kernel {
         let what = match status.kind() {
             StatusKind::Trap => "trap".to_string(),
             StatusKind::Assert => "assertion failed (CUDA's assert: __assertfail)".to_string(),
+            StatusKind::BadCall => {
+                "indirect call through an address that is no function its prototype or target \
+                 list admits"
+                    .to_string()
+            }
             StatusKind::Exit => "exit outside a kernel".to_string(),
             StatusKind::Round => "unfinished round".to_string(),
             StatusKind::StackOverflow => {

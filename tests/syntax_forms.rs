@@ -222,3 +222,85 @@ fn a_global_or_const_variable_in_a_body_is_a_module_variable_its_scope_names() {
     );
     assert_eq!(run(&ptx, 1), [301 << 32 | 50_320]);
 }
+
+/// Two `.func`s of one signature and one of another, for the indirect-call rules.
+const CALLEES: &str = ".func (.param .u32 r) inc(.param .u32 x)\n{\n.reg .u32 v;\n\
+    ld.param.u32 v, [x];\nadd.u32 v, v, 1;\nst.param.u32 [r], v;\nret;\n}\n\
+    .func (.param .u32 r) dbl(.param .u32 x)\n{\n.reg .u32 v;\n\
+    ld.param.u32 v, [x];\nadd.u32 v, v, v;\nst.param.u32 [r], v;\nret;\n}\n\
+    .func (.param .u64 r) wide(.param .u32 x)\n{\n.reg .u64 v;\n\
+    mov.u64 v, 99;\nst.param.u64 [r], v;\nret;\n}\n";
+
+/// `call (r), fptr, (10), callees` with `fptr` set by `mov`, in a block with `callees`.
+fn indirect(callees: &str, target: &str) -> String {
+    kernel(
+        CALLEES,
+        &format!(
+            ".reg .b64 fp;\n.reg .u32 s;\nmov.u64 fp, {target};\n{{\n.param .u32 a;\n.param .u32 b;\n\
+             st.param.u32 [a], 10;\n{callees}\ncall (b), fp, (a), which;\n\
+             ld.param.u32 s, [b];\n}}\nst.global.u32 [%out], s;"
+        ),
+    )
+}
+
+#[test]
+fn an_indirect_call_reaches_the_function_whose_address_the_pointer_holds() {
+    let proto = "which: .callprototype (.param .u32 _) _ (.param .u32 _);";
+    assert_eq!(run(&indirect(proto, "inc"), 1), [11]);
+    assert_eq!(run(&indirect(proto, "dbl"), 1), [20]);
+    let targets = "which: .calltargets dbl, inc;";
+    assert_eq!(run(&indirect(targets, "dbl"), 1), [20]);
+}
+
+#[test]
+fn a_function_address_in_an_initializer_is_the_one_mov_gives() {
+    let got = run(
+        &kernel(
+            &format!("{CALLEES}.global .u64 table[2] = {{dbl, inc}};"),
+            ".reg .b64 a, b;\nmov.u64 a, inc;\nld.global.u64 b, [table+8];\nsub.u64 a, a, b;\n\
+             st.global.u64 [%out], a;\n{\n.param .u32 p;\n.param .u32 q;\n.reg .u32 s;\n\
+             st.param.u32 [p], 4;\nproto: .callprototype (.param .u32 _) _ (.param .u32 _);\n\
+             ld.global.u64 b, [table];\ncall (q), b, (p), proto;\nld.param.u32 s, [q];\n\
+             st.global.u32 [%out+8], s;\n}",
+        ),
+        2,
+    );
+    assert_eq!(got, [0, 8]);
+}
+
+#[test]
+fn a_pointer_to_no_function_the_prototype_admits_ends_the_launch_at_the_call() {
+    // `wide` returns 64 bits: the prototype does not admit it; nor a .calltargets list
+    // without it; nor a value that is no function's address.
+    let proto = "which: .callprototype (.param .u32 _) _ (.param .u32 _);";
+    for ptx in [
+        indirect(proto, "wide"),
+        indirect("which: .calltargets dbl;", "inc"),
+        indirect(proto, "%out"),
+    ] {
+        let module = Module::from_ptx_named("t.ptx", &ptx, &CompileOptions::default()).unwrap();
+        let out = DeviceBuffer::zeroed(8).unwrap();
+        let e = module
+            .kernel("k")
+            .unwrap()
+            .launch(1, 1, &[Arg::buffer(&out)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("indirect call through an address that is no function")
+                && e.contains("call (b), fp, (a), which"),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn an_indirect_call_names_a_declared_prototype_or_target_list() {
+    let e = check_error(&indirect("which: .calltargets dbl, nothing;", "dbl"));
+    assert!(
+        e.contains("'nothing' in .calltargets is not a function"),
+        "{e}"
+    );
+    let e = check_error(&indirect("", "dbl"));
+    assert!(e.contains("undefined name 'which'"), "{e}");
+}

@@ -195,6 +195,8 @@ pub enum StatusKind {
     StackOverflow,
     /// A failed `assert` (a call of `__assertfail`).
     Assert,
+    /// An indirect `call` through a value that is no function its prototype admits.
+    BadCall,
     /// Any other code, reserved for later kinds.
     Other(u32),
 }
@@ -218,6 +220,8 @@ impl Status {
     pub const STACK_OVERFLOW: u32 = 7;
     /// CUDA's `assert` failed: the kernel called `__assertfail`.
     pub const ASSERT: u32 = 8;
+    /// An indirect call through a pointer to no function its prototype admits.
+    pub const BAD_CALL: u32 = 9;
 
     pub fn encode(kind: u32, function: u32, inst: u32) -> u64 {
         (kind as u64) << 56 | ((function as u64) & 0xFF_FFFF) << 32 | inst as u64
@@ -233,6 +237,7 @@ impl Status {
             Status::MISALIGNED => StatusKind::Misaligned,
             Status::STACK_OVERFLOW => StatusKind::StackOverflow,
             Status::ASSERT => StatusKind::Assert,
+            Status::BAD_CALL => StatusKind::BadCall,
             k => StatusKind::Other(k),
         }
     }

@@ -125,9 +125,30 @@ impl VarDecl {
 pub enum Stmt {
     Reg(RegDecl),
     Var(VarDecl),
-    Label { name: String, span: Span },
+    Label {
+        name: String,
+        span: Span,
+    },
+    /// `name: .callprototype (rets) _ (params);` or `name: .calltargets f, g;`: what an
+    /// indirect `call` through a pointer may reach.
+    Callees {
+        name: String,
+        span: Span,
+        callees: Callees,
+    },
     Inst(Instruction),
     Block(Vec<Stmt>),
+}
+
+#[derive(Debug)]
+pub enum Callees {
+    /// Any function with these return and parameter declarations.
+    Prototype {
+        returns: Vec<ParamDecl>,
+        params: Vec<ParamDecl>,
+    },
+    /// One of these functions.
+    Targets(Vec<(String, Span)>),
 }
 
 #[derive(Debug)]

@@ -19,19 +19,6 @@ type CResult<T> = Result<T, Diagnostic>;
 
 pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnostic>> {
     let mut diags = Vec::new();
-    let mut globals = Vec::new();
-    let mut global_names = HashMap::new();
-    for g in &m.globals {
-        match var_from_decl(source, g)
-            .and_then(|v| resolve_addresses(source, g, v, &global_names, &globals))
-        {
-            Ok(v) => {
-                global_names.insert(g.name.clone(), globals.len());
-                globals.push(v);
-            }
-            Err(d) => diags.push(d),
-        }
-    }
     // A function may be declared (prototype) and defined later: the definition wins.
     let mut func_ids: HashMap<String, FuncId> = HashMap::new();
     let mut order: Vec<&ast::Function> = Vec::new();
@@ -50,14 +37,28 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
             }
         }
     }
+    let mut globals = Vec::new();
+    let mut global_names = HashMap::new();
+    for g in &m.globals {
+        match var_from_decl(source, g)
+            .and_then(|v| resolve_addresses(source, g, v, &global_names, &func_ids, &globals))
+        {
+            Ok(v) => {
+                global_names.insert(g.name.clone(), globals.len());
+                globals.push(v);
+            }
+            Err(d) => diags.push(d),
+        }
+    }
     // `.global`/`.const` variables declared in a body are module variables whose name only
     // their scope sees: placed with the others, in the order the bodies declare them.
     let mut body_globals = Vec::new();
     for f in &order {
         let mut mine = VecDeque::new();
         for v in data_declared_in(f.body.as_deref().unwrap_or(&[])) {
-            let var = var_from_decl(source, v)
-                .and_then(|var| resolve_addresses(source, v, var, &global_names, &globals));
+            let var = var_from_decl(source, v).and_then(|var| {
+                resolve_addresses(source, v, var, &global_names, &func_ids, &globals)
+            });
             mine.push_back(match var {
                 Ok(var) => {
                     globals.push(var);
@@ -71,6 +72,7 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
         }
         body_globals.push(mine);
     }
+    let signatures: Vec<Signature> = order.iter().map(|f| Signature::of(f)).collect();
     let mut functions = Vec::new();
     for (f, body_globals) in order.iter().zip(body_globals) {
         let checker = FunctionChecker {
@@ -78,6 +80,8 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
             globals: &global_names,
             global_vars: &globals,
             funcs: &func_ids,
+            signatures: &signatures,
+            callees: HashMap::new(),
             vars: Vec::new(),
             scopes: Scopes::default(),
             limit_reported: Cell::new(false),
@@ -183,12 +187,13 @@ fn data_declared_in(stmts: &[Stmt]) -> Vec<&ast::VarDecl> {
 }
 
 /// Resolves the variables' addresses in `d`'s initializer (earlier module variables in
-/// `.global` or `.const`): where in `v` each one goes.
+/// `.global` or `.const`, or functions): where in `v` each one goes.
 fn resolve_addresses(
     source: &Arc<Source>,
     d: &ast::VarDecl,
     mut v: Var,
     names: &HashMap<String, usize>,
+    funcs: &HashMap<String, FuncId>,
     vars: &[Var],
 ) -> CResult<Var> {
     for a in &d.init_addresses {
@@ -203,6 +208,13 @@ fn resolve_addresses(
                     d.ty.name()
                 ),
             ));
+        }
+        if let Some(&f) = funcs.get(&a.name) {
+            let at = a.element * 8;
+            let bytes = v.init.as_mut().expect("an initializer holds the address");
+            let token = (FUNCTION_ADDRESS + f as u64).wrapping_add(a.offset as u64);
+            bytes[at..at + 8].copy_from_slice(&token.to_le_bytes());
+            continue;
         }
         let target = names
             .get(&a.name)
@@ -242,11 +254,39 @@ pub fn immediate_bits(imm: Immediate, ty: PtxType) -> u64 {
     }
 }
 
+/// What an indirect call matches a function by: its return and parameter sizes, in order
+/// (ptxas passes each by its size), and whether it has a body to call.
+#[derive(PartialEq)]
+struct Signature {
+    returns: Vec<u32>,
+    params: Vec<u32>,
+    defined: bool,
+}
+
+impl Signature {
+    fn of(f: &ast::Function) -> Signature {
+        Signature::declared(&f.returns, &f.params, f.body.is_some())
+    }
+
+    fn declared(returns: &[ast::ParamDecl], params: &[ast::ParamDecl], defined: bool) -> Self {
+        let sizes = |ps: &[ast::ParamDecl]| ps.iter().map(|p| p.size()).collect();
+        Signature {
+            returns: sizes(returns),
+            params: sizes(params),
+            defined,
+        }
+    }
+}
+
 struct FunctionChecker<'a> {
     source: &'a Arc<Source>,
     globals: &'a HashMap<String, usize>,
     global_vars: &'a [Var],
     funcs: &'a HashMap<String, FuncId>,
+    /// By `FuncId`.
+    signatures: &'a [Signature],
+    /// `.callprototype`/`.calltargets` labels → the functions an indirect call may reach.
+    callees: HashMap<String, Vec<FuncId>>,
     vars: Vec<Var>,
     scopes: Scopes,
     limit_reported: Cell<bool>,
@@ -373,9 +413,42 @@ impl<'a> FunctionChecker<'a> {
                         self.label_pos.push(usize::MAX);
                     }
                 }
+                Stmt::Callees {
+                    name,
+                    span,
+                    callees,
+                } => match self.resolve_callees(callees) {
+                    Ok(fs) => {
+                        if self.callees.insert(name.clone(), fs).is_some() {
+                            let msg = format!("'{name}' is declared twice");
+                            self.diags.push(self.err(*span, msg));
+                        }
+                    }
+                    Err(d) => self.diags.push(d),
+                },
                 Stmt::Block(inner) => self.collect_labels(inner),
                 _ => {}
             }
+        }
+    }
+
+    /// The defined functions a `.callprototype` matches, or the `.calltargets` named.
+    fn resolve_callees(&self, callees: &ast::Callees) -> CResult<Vec<FuncId>> {
+        match callees {
+            ast::Callees::Prototype { returns, params } => {
+                let wanted = Signature::declared(returns, params, true);
+                Ok((0..self.signatures.len())
+                    .filter(|&f| self.signatures[f] == wanted)
+                    .collect())
+            }
+            ast::Callees::Targets(names) => names
+                .iter()
+                .map(|(name, span)| {
+                    self.funcs.get(name).copied().ok_or_else(|| {
+                        self.err(*span, format!("'{name}' in .calltargets is not a function"))
+                    })
+                })
+                .collect(),
         }
     }
 
@@ -415,6 +488,7 @@ impl<'a> FunctionChecker<'a> {
                     let id = self.labels[name];
                     self.label_pos[id] = self.body.len();
                 }
+                Stmt::Callees { .. } => {}
                 Stmt::Inst(i) => self.push_instruction(i),
                 Stmt::Block(inner) => {
                     self.scopes.push();
@@ -788,10 +862,18 @@ impl<'a> FunctionChecker<'a> {
                 {
                     return Ok(Arg::Label(l));
                 }
+                if let Some(&f) = self.funcs.get(name) {
+                    // Called, or taken as a value (`mov.u64 %rd, f`).
+                    return Ok(if matches!(op, Op::Call) {
+                        Arg::Func(f)
+                    } else {
+                        Arg::Imm(Immediate::Int(FUNCTION_ADDRESS + f as u64))
+                    });
+                }
                 if matches!(op, Op::Call)
-                    && let Some(&f) = self.funcs.get(name)
+                    && let Some(fs) = self.callees.get(name)
                 {
-                    return Ok(Arg::Func(f));
+                    return Ok(Arg::Callees(fs.clone()));
                 }
                 if let Some(s) = self.symbol(name) {
                     return Ok(Arg::SymbolAddr(s, *offset));

@@ -11,6 +11,11 @@ pub type RegId = u32;
 pub type FuncId = usize;
 pub type LabelId = usize;
 
+/// A function's address, as `mov.u64 %rd, f` and an initializer `{f}` give it: an opaque
+/// value (the ISA gives it no meaning beyond `call` through it), here `FUNCTION_ADDRESS + id`,
+/// far outside every address space, so a load or store through it is an illegal address.
+pub const FUNCTION_ADDRESS: u64 = 0xFFFF_F000_0000_0000;
+
 #[derive(Debug)]
 pub struct Module {
     pub source: Arc<Source>,
@@ -178,6 +183,8 @@ pub enum Arg {
     Not(RegId),
     Label(LabelId),
     Func(FuncId),
+    /// The functions an indirect `call` may reach (its `.callprototype` or `.calltargets`).
+    Callees(Vec<FuncId>),
     Sink,
 }
 

@@ -605,7 +605,14 @@ impl<'a> Parser<'a> {
             }
             Tok::Word(w) if self.peek_at(1) == Some(&Tok::Punct(':')) => {
                 self.pos += 2;
-                Stmt::Label { name: w, span }
+                match self.callees()? {
+                    Some(callees) => Stmt::Callees {
+                        name: w,
+                        span,
+                        callees,
+                    },
+                    None => Stmt::Label { name: w, span },
+                }
             }
             Tok::Word(_) => Stmt::Inst(self.instruction()?),
             _ => {
@@ -615,6 +622,42 @@ impl<'a> Parser<'a> {
                 );
             }
         }))
+    }
+
+    /// After `name:`, `.callprototype ({rets}) _ (params);` or `.calltargets f, g;` (ISA
+    /// "Control Flow Directives"), or nothing: `name` is a label.
+    fn callees(&mut self) -> PResult<Option<Callees>> {
+        if self.eat_word(".callprototype") {
+            let returns = if self.peek() == Some(&Tok::Punct('(')) {
+                self.param_list()?
+            } else {
+                Vec::new()
+            };
+            if !self.eat_word("_") {
+                return self.err(
+                    self.span(),
+                    format!("expected '_' in .callprototype, found {}", self.describe()),
+                );
+            }
+            let params = if self.peek() == Some(&Tok::Punct('(')) {
+                self.param_list()?
+            } else {
+                Vec::new()
+            };
+            self.expect_punct(';')?;
+            return Ok(Some(Callees::Prototype { returns, params }));
+        }
+        if self.eat_word(".calltargets") {
+            let mut targets = Vec::new();
+            loop {
+                targets.push(self.word("a function name")?);
+                if self.eat_punct(';') {
+                    return Ok(Some(Callees::Targets(targets)));
+                }
+                self.expect_punct(',')?;
+            }
+        }
+        Ok(None)
     }
 
     /// `.align N` and `.v2`/`.v4`, in either order, before a declaration's type.

@@ -5,24 +5,69 @@ use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types};
 use ptxjit_runtime::Status;
 
 use super::{LResult, Translator};
-use crate::frontend::checked::{Arg, Param};
+use crate::frontend::checked::{Arg, FUNCTION_ADDRESS, FuncId, Param};
+use crate::types::PtxType;
 
 impl Translator<'_, '_> {
     /// `call (ret…), f, (arg…)`: every parameter is passed by address. A `.param` variable is
     /// passed as it is; a register, vector register or immediate is copied to a temporary slot
     /// first (and a returned one copied back after).
     pub fn call(&mut self, a: &[Arg]) -> LResult {
-        let (rets, func, params) = match a {
-            [Arg::Func(f)] => (&[][..], *f, &[][..]),
-            [Arg::Func(f), Arg::List(p)] => (&[][..], *f, &p[..]),
-            [Arg::List(r), Arg::Func(f)] => (&r[..], *f, &[][..]),
-            [Arg::List(r), Arg::Func(f), Arg::List(p)] => (&r[..], *f, &p[..]),
-            _ => {
-                return Err(
-                    self.err("call needs a function name (indirect calls are not supported)")
-                );
+        let none = &[][..];
+        let (rets, callee, params) = match a {
+            [f] => (none, f, none),
+            [f, Arg::List(p)] => (none, f, &p[..]),
+            [Arg::List(r), f] => (&r[..], f, none),
+            [Arg::List(r), f, Arg::List(p)] => (&r[..], f, &p[..]),
+            // Through a pointer: `call (r), fptr, (p), proto` (or a `.calltargets` list).
+            [fptr, Arg::Callees(fs)] => return self.call_indirect(none, fptr, none, fs),
+            [fptr, Arg::List(p), Arg::Callees(fs)] => {
+                return self.call_indirect(none, fptr, p, fs);
             }
+            [Arg::List(r), fptr, Arg::List(p), Arg::Callees(fs)] => {
+                return self.call_indirect(r, fptr, p, fs);
+            }
+            _ => return Err(self.err("call operands must be (returns), function, (parameters)")),
         };
+        let &Arg::Func(func) = callee else {
+            return Err(
+                self.err("a call through a register names its .callprototype or .calltargets last")
+            );
+        };
+        self.call_direct(rets, func, params)
+    }
+
+    /// `call (r), fptr, (p), callees`: compares the pointer with each function the prototype
+    /// or target list admits and calls the one it is; any other value ends the launch at the
+    /// call.
+    fn call_indirect(
+        &mut self,
+        rets: &[Arg],
+        fptr: &Arg,
+        params: &[Arg],
+        fs: &[FuncId],
+    ) -> LResult {
+        let ptr = self.read(fptr, PtxType::U64)?;
+        let done = self.b.create_block();
+        for &f in fs {
+            let hit =
+                self.b
+                    .ins()
+                    .icmp_imm_u(IntCC::Equal, ptr, (FUNCTION_ADDRESS + f as u64) as i64);
+            let call = self.b.create_block();
+            let next = self.b.create_block();
+            self.b.ins().brif(hit, call, &[], next, &[]);
+            self.b.switch_to_block(call);
+            self.call_direct(rets, f, params)?;
+            self.b.ins().jump(done, &[]);
+            self.b.switch_to_block(next);
+        }
+        self.return_status(Status::BAD_CALL);
+        self.b.switch_to_block(done);
+        Ok(())
+    }
+
+    fn call_direct(&mut self, rets: &[Arg], func: FuncId, params: &[Arg]) -> LResult {
         let callee = &self.module.functions[func];
         if callee.body.is_none() {
             return Err(self.err(format!(

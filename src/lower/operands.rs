@@ -366,6 +366,7 @@ pub fn describe(arg: &Arg) -> &'static str {
         Arg::Not(_) => "a negated predicate",
         Arg::Label(_) => "a label",
         Arg::Func(_) => "a function name",
+        Arg::Callees(_) => "a call prototype",
         Arg::Sink => "'_'",
     }
 }

@@ -154,7 +154,8 @@ pub fn code_of(e: &ptxjit::Error) -> CUresult {
     use ptxjit_runtime::StatusKind;
     match e {
         ptxjit::Error::Runtime { kind, .. } => match kind {
-            Some(StatusKind::IllegalAddress) => CUDA_ERROR_ILLEGAL_ADDRESS,
+            // A call through a bad pointer jumps to no code: an illegal address on a GPU.
+            Some(StatusKind::IllegalAddress | StatusKind::BadCall) => CUDA_ERROR_ILLEGAL_ADDRESS,
             Some(StatusKind::Misaligned) => CUDA_ERROR_MISALIGNED_ADDRESS,
             Some(StatusKind::Timeout) => CUDA_ERROR_LAUNCH_TIMEOUT,
             Some(StatusKind::StackOverflow) => CUDA_ERROR_HARDWARE_STACK_ERROR,

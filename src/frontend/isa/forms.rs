@@ -434,6 +434,9 @@ pub const FORMS: &[Form] = forms![
     "call{.uni} func", "", "Control Flow Instructions: call", |_| Op::Call;
     "call{.uni} func, (param-list)", "", "Control Flow Instructions: call", |_| Op::Call;
     "call{.uni} (ret-param), func, (param-list)", "", "Control Flow Instructions: call", |_| Op::Call;
+    "call{.uni} fptr, flist", "", "Control Flow Instructions: call", |_| Op::Call;
+    "call{.uni} fptr, (param-list), flist", "", "Control Flow Instructions: call", |_| Op::Call;
+    "call{.uni} (ret-param), fptr, (param-list), flist", "", "Control Flow Instructions: call", |_| Op::Call;
     "ret{.uni}", "", "Control Flow Instructions: ret", |_| Op::Ret;
     "exit", "", "Control Flow Instructions: exit", |_| Op::Exit;
     // ---- Parallel synchronization and communication -----------------------------------------
