@@ -549,6 +549,16 @@ pub enum Op {
     WarpSync,
     /// `membar` / `fence` (any scope or semantics).
     Fence,
+    /// `cp.async.{ca,cg}.shared{::cta}.global [dst], [src], cp-size{, src-size | ignore-src}
+    /// {, cache-policy}`: the copy completes when it is issued (`lower::async_copy`). `hint`:
+    /// `.L2::cache_hint` names a cache-policy operand.
+    CpAsync {
+        cg: bool,
+        hint: bool,
+    },
+    /// `cp.async.commit_group`, `cp.async.wait_group N`, `cp.async.wait_all`: with every copy
+    /// complete at issue, the groups order nothing further.
+    CpAsyncGroup,
     Shfl(ShflMode),
     Vote(VoteMode),
     /// `match.{any,all}.sync.{b32,b64}`.

@@ -63,6 +63,8 @@ fn first_is_destination(op: Op) -> bool {
         | Op::Call
         | Op::Fence
         | Op::GridDepControl
+        | Op::CpAsync { .. }
+        | Op::CpAsyncGroup
         | Op::WarpSync => false,
         Op::Bar(crate::frontend::checked::BarKind::Red(_)) => true,
         Op::Bar(_) => false,

@@ -25,6 +25,7 @@
 //! Instruction families live in their own files (`int`, `float`, `half`, `convert`, `compare`,
 //! `memory`, `data`, `control`); operand access in `operands`.
 
+mod async_copy;
 mod atomic;
 mod carry;
 mod compare;
@@ -745,7 +746,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             Op::Fence => {
                 self.b.ins().fence();
             }
-            Op::GridDepControl => {}
+            Op::GridDepControl | Op::CpAsyncGroup => {}
+            Op::CpAsync { cg, hint } => self.cp_async(cg, hint, a)?,
             Op::Video(v) => self.video(v, a)?,
             Op::Movmatrix => {
                 return Err(self.err("movmatrix reached lowering unexpanded".to_string()));

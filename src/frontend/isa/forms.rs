@@ -543,6 +543,16 @@ pub const FORMS: &[Form] = forms![
     "nanosleep.u32 t", "", "Miscellaneous Instructions: nanosleep", |_| Op::Nanosleep;
     "griddepcontrol.action", ".action = { .launch_dependents, .wait }",
         "Parallel Synchronization and Communication Instructions: griddepcontrol", |_| Op::GridDepControl;
+    "cp.async.ca.ss.global{.level::cache_hint}{.level::prefetch_size} [dst], [src], cp-size{, src-size}{, cache-policy}", CP_ASYNC_SETS,
+        "Data Movement and Conversion Instructions: cp.async", |m| Op::CpAsync { cg: false, hint: m.has(".level::cache_hint") };
+    "cp.async.cg.ss.global{.level::cache_hint}{.level::prefetch_size} [dst], [src], 16{, src-size}{, cache-policy}", CP_ASYNC_SETS,
+        "Data Movement and Conversion Instructions: cp.async", |m| Op::CpAsync { cg: true, hint: m.has(".level::cache_hint") };
+    "cp.async.commit_group", "",
+        "Data Movement and Conversion Instructions: cp.async.commit_group", |_| Op::CpAsyncGroup;
+    "cp.async.wait_group N", "",
+        "Data Movement and Conversion Instructions: cp.async.wait_group / cp.async.wait_all", |_| Op::CpAsyncGroup;
+    "cp.async.wait_all", "",
+        "Data Movement and Conversion Instructions: cp.async.wait_group / cp.async.wait_all", |_| Op::CpAsyncGroup;
     "createpolicy.range{.global}.level::primary_priority{.level::secondary_priority}.b64 cache-policy, [a], primary-size, total-size",
         POLICY_SETS, "Data Movement and Conversion Instructions: createpolicy", |_| Op::CreatePolicy;
     "createpolicy.fractional.level::primary_priority{.level::secondary_priority}.b64 cache-policy{, fraction}",
@@ -588,6 +598,7 @@ const LD_NC_SETS: &str = ".vec = { .v2, .v4, .v8 };
 const ST_SETS: &str = ".ss = { .global, .local, .param{::func}, .shared{::cta}, .shared{::cluster} };
     .vec = { .v2, .v4, .v8 };
     .type = { .b8, .b16, .b32, .b64, .b128, .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .f32, .f64 }";
+const CP_ASYNC_SETS: &str = ".ss = { .shared{::cta} }";
 const CVTA_SETS: &str =
     ".space = { .const, .global, .local, .shared{::cta}, .shared{::cluster}, .param{::entry} };
     .size = { .u32, .u64 }";
