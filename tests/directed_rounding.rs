@@ -314,8 +314,6 @@ fn each_directed_instruction_runs_the_reference_in_both_compiled_forms() {
 
 #[test]
 fn the_interpreter_rounds_in_the_same_directions() {
-    use ptxjit::interp::Interpreter;
-    use ptxjit::{Arg, DeviceBuffer, LaunchConfig, Module};
     let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
         .visible .entry k(.param .u64 out)\n{\n.reg .b64 %rd<2>;\n.reg .f32 %f<4>;\n.reg .f64 %fd<4>;\n\
         ld.param.u64 %rd1, [out];\n\
@@ -324,23 +322,7 @@ fn the_interpreter_rounds_in_the_same_directions() {
         fma.rp.f64 %fd1, 0d3FF0000000000001, 0d3FF0000000000001, 0d0000000000000000;\nst.global.f64 [%rd1+8], %fd1;\n\
         rcp.rz.f64 %fd2, 0d4008000000000000;\nst.global.f64 [%rd1+16], %fd2;\n\
         sub.rm.f64 %fd3, 0d3FF8000000000000, 0d3FF8000000000000;\nst.global.f64 [%rd1+24], %fd3;\nret;\n}\n";
-    let config = LaunchConfig {
-        grid: 1.into(),
-        block: 1.into(),
-        dynamic_shared_bytes: 0,
-    };
-    let interp_out = DeviceBuffer::zeroed(32).unwrap();
-    Interpreter::from_ptx("k.ptx", ptx)
-        .unwrap()
-        .launch("k", &config, &[Arg::buffer(&interp_out)])
-        .unwrap();
-    let jit_out = DeviceBuffer::zeroed(32).unwrap();
-    Module::from_ptx(ptx)
-        .unwrap()
-        .kernel("k")
-        .unwrap()
-        .launch_with(&config, &[Arg::buffer(&jit_out)])
-        .unwrap();
+    let (interp_out, jit_out) = common::interpreter_and_jit(ptx, 32);
     let words = interp_out.to_vec::<u64>();
     assert_eq!(words, jit_out.to_vec::<u64>());
     let third = f32_op(Arith::Div, Rounding::Rz, 1.0, 3.0, 0.0).to_bits() as u64;

@@ -438,31 +438,13 @@ fn cvt_rs_is_unbiased_over_every_random_value_for_normal_results() {
 
 #[test]
 fn the_interpreter_rounds_cvt_rs_as_the_jit() {
-    use ptxjit::interp::Interpreter;
-    use ptxjit::{Arg, DeviceBuffer, LaunchConfig, Module};
     // Rows of the tests above: f16 with random carries in one half, bf16 with .relu.
     let ptx = ".version 8.6\n.target sm_100a\n.address_size 64\n\
         .visible .entry k(.param .u64 out)\n{\n.reg .b64 %rd<2>;\n.reg .b32 %r<4>;\n.reg .f32 %f<4>;\n\
         ld.param.u64 %rd1, [out];\nmov.b32 %f1, 0x3F801001;\nmov.b32 %f2, 0xBFC00000;\n\
         cvt.rs.f16x2.f32 %r1, %f1, %f1, 0x0FFF0FFE;\nst.global.b32 [%rd1], %r1;\n\
         cvt.rs.relu.bf16x2.f32 %r2, %f2, %f1, 0xFFFFFFFF;\nst.global.b32 [%rd1+4], %r2;\nret;\n}\n";
-    let config = LaunchConfig {
-        grid: 1.into(),
-        block: 1.into(),
-        dynamic_shared_bytes: 0,
-    };
-    let interp_out = DeviceBuffer::zeroed(8).unwrap();
-    Interpreter::from_ptx("k.ptx", ptx)
-        .unwrap()
-        .launch("k", &config, &[Arg::buffer(&interp_out)])
-        .unwrap();
-    let jit_out = DeviceBuffer::zeroed(8).unwrap();
-    Module::from_ptx(ptx)
-        .unwrap()
-        .kernel("k")
-        .unwrap()
-        .launch_with(&config, &[Arg::buffer(&jit_out)])
-        .unwrap();
+    let (interp_out, jit_out) = common::interpreter_and_jit(ptx, 8);
     assert_eq!(interp_out.to_vec::<u32>(), [0x3C01_3C00, 0x0000_3F81]);
     assert_eq!(jit_out.to_vec::<u32>(), interp_out.to_vec::<u32>());
 }

@@ -171,3 +171,28 @@ pub fn special_halves(mant: u32, exp: u32) -> Vec<u16> {
     v.extend(positive.iter().map(|x| x | 0x8000));
     v
 }
+
+/// Runs kernel `k(.param .u64 out)` of `ptx` on one thread in the reference interpreter and
+/// in the JIT: the two output buffers, `bytes` long.
+pub fn interpreter_and_jit(ptx: &str, bytes: usize) -> (DeviceBuffer, DeviceBuffer) {
+    use ptxjit::LaunchConfig;
+    use ptxjit::interp::Interpreter;
+    let config = LaunchConfig {
+        grid: 1.into(),
+        block: 1.into(),
+        dynamic_shared_bytes: 0,
+    };
+    let interp_out = DeviceBuffer::zeroed(bytes).unwrap();
+    Interpreter::from_ptx("k.ptx", ptx)
+        .unwrap()
+        .launch("k", &config, &[Arg::buffer(&interp_out)])
+        .unwrap();
+    let jit_out = DeviceBuffer::zeroed(bytes).unwrap();
+    Module::from_ptx(ptx)
+        .unwrap()
+        .kernel("k")
+        .unwrap()
+        .launch_with(&config, &[Arg::buffer(&jit_out)])
+        .unwrap();
+    (interp_out, jit_out)
+}
