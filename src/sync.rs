@@ -399,13 +399,9 @@ fn ldmatrix(num: u32, trans: bool, row_address: impl Fn(usize) -> u64) -> Vec<Ve
 }
 
 /// `mma.sync.aligned` over a warp: `regs[lane]` holds the lane's A, B and C registers in
-/// order; the result is each lane's D registers.
-///
-/// Fragments (ISA "Matrix Fragments for mma.m16n8k*", "mma.m8n8k*"): lane = 4 g + t; an
-/// m16n8 A register r holds row g + 8 (r mod 2), columns from t·e + (r div 2)·k/2 (e
-/// elements per register); B register r holds rows (k) from t·e + r·k/2 of column g; C and D
-/// element i is at row g + 8 (i div 2), column 2t + (i mod 2). The m8n8 shapes are the same
-/// with one A and B register and rows g only.
+/// order; the result is each lane's D registers. Each product's lanes (the whole warp, or
+/// one quad pair for `m8n8k4` on f16) gather A, B and C from their fragments, then each
+/// lane's D elements are computed at its fragment positions ([`a_at`], [`b_at`], [`cd_at`]).
 ///
 /// Accumulation: every product is exact and the sum over k, then C, is taken in f64 and
 /// rounded once to D's type (to nearest even; a NaN gives the canonical NaN); tf32 inputs
@@ -414,102 +410,96 @@ fn ldmatrix(num: u32, trans: bool, row_address: impl Fn(usize) -> u64) -> Vec<Ve
 /// partial sums in ways NVIDIA does not document: results within one rounding of the exact
 /// sum are what this promises (exact for integers and for sums without cancellation).
 pub fn mma(form: MmaForm, regs: &[Vec<u64>]) -> Vec<Vec<u64>> {
-    if form.quad_pairs() {
-        return mma_quad_pairs(form, regs);
-    }
-    let [na, nb, _, nd] = form.registers();
-    let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
-    let tall = m == 16;
-    let mut a = vec![vec![Value::Int(0); k]; m];
-    let mut b = vec![vec![Value::Int(0); n]; k];
-    let mut c = vec![vec![Value::Int(0); n]; m];
-    for (l, r) in regs.iter().enumerate() {
-        let (g, t) = (l / 4, l % 4);
-        let per = |ty: MmaType| (32 / ty.bits()).max(1) as usize;
-        for (reg, &word) in r.iter().enumerate().take(na as usize) {
-            for j in 0..per(form.a) {
-                let row = g + if tall { 8 * (reg % 2) } else { 0 };
-                let col = t * per(form.a) + j + (reg / 2) * (k / 2);
-                a[row][col] = element(form.a, word, j);
-            }
-        }
-        for reg in 0..nb as usize {
-            for j in 0..per(form.b) {
-                let kk = t * per(form.b) + j + reg * (k / 2);
-                b[kk][g] = element(form.b, r[na as usize + reg], j);
-            }
-        }
-        let c_regs = &r[(na + nb) as usize..];
-        for i in 0..(m * n / 32) {
-            let (row, col) = accumulator_at(tall, g, t, i);
-            let per_c = per(form.c);
-            c[row][col] = element(form.c, c_regs[i / per_c], i % per_c);
-        }
-    }
-    (0..32)
-        .map(|l| {
-            let (g, t) = (l / 4, l % 4);
-            let per_d = (32 / form.d.bits()).max(1) as usize;
-            let mut words = vec![0u64; nd as usize];
-            for i in 0..(m * n / 32) {
-                let (row, col) = accumulator_at(tall, g, t, i);
-                let products = (0..k).map(|kk| (a[row][kk], b[kk][col]));
-                let bits = accumulate(form, products, c[row][col]);
-                words[i / per_d] |= bits << (form.d.bits() as usize * (i % per_d));
-            }
-            words
-        })
-        .collect()
-}
-
-/// `mma.m8n8k4` on f16 (ISA "Matrix Fragments for mma.m8n8k4 with .f16 floating point
-/// type"): quad pair q (lanes 4q..4q+3, the low group, and 16+4q.., the high group) computes
-/// its own 8×8 product. With r = lane mod 4 and h = 4 for the high group: A element i is at
-/// (r + h, i) for `.row`, (i + h, r) for `.col`; B element i at (r, i + h) for `.row`,
-/// (i, r + h) for `.col`; an f16 C/D element i at (r + h, i); an f32 C/D element i at
-/// ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1)). Accumulation as in [`mma`].
-fn mma_quad_pairs(form: MmaForm, regs: &[Vec<u64>]) -> Vec<Vec<u64>> {
     let [na, nb, _, nd] = form.registers().map(|n| n as usize);
-    // Where accumulator element i of a lane is, by the accumulator's type.
-    let at = |ty: MmaType, lane: usize, i: usize| {
-        let h = if lane >= 16 { 4 } else { 0 };
-        if ty == MmaType::F16 {
-            (lane % 4 + h, i)
-        } else {
-            ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1))
-        }
+    let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
+    let per = |ty: MmaType| (32 / ty.bits()).max(1) as usize;
+    let groups: Vec<Vec<usize>> = if form.quad_pairs() {
+        (0..4)
+            .map(|q| [0, 1, 2, 3, 16, 17, 18, 19].map(|l| l + 4 * q).to_vec())
+            .collect()
+    } else {
+        vec![(0..32).collect()]
     };
     let mut out = vec![vec![0u64; nd]; 32];
-    for q in 0..4 {
-        let lanes = [0, 1, 2, 3, 16, 17, 18, 19].map(|l| l + 4 * q);
-        let mut a = [[Value::Int(0); 4]; 8];
-        let mut b = [[Value::Int(0); 8]; 4];
-        let mut c = [[Value::Int(0); 8]; 8];
+    for lanes in groups {
+        let elements = |rows: usize, cols: usize| rows * cols / lanes.len();
+        let mut a = vec![vec![Value::Int(0); k]; m];
+        let mut b = vec![vec![Value::Int(0); n]; k];
+        let mut c = vec![vec![Value::Int(0); n]; m];
         for &l in &lanes {
-            let (r, h) = (l % 4, if l >= 16 { 4 } else { 0 });
-            for i in 0..4 {
-                let (row, col) = if form.a_row { (r + h, i) } else { (i + h, r) };
-                a[row][col] = element(form.a, regs[l][i / 2], i % 2);
-                let (row, col) = if form.b_col { (i, r + h) } else { (r, i + h) };
-                b[row][col] = element(form.b, regs[l][na + i / 2], i % 2);
+            let r = &regs[l];
+            for i in 0..elements(m, k) {
+                let (row, col) = a_at(form, l, i);
+                a[row][col] = element(form.a, r[i / per(form.a)], i % per(form.a));
             }
-            let per_c = (32 / form.c.bits()) as usize;
-            for i in 0..8 {
-                let (row, col) = at(form.c, l, i);
-                c[row][col] = element(form.c, regs[l][na + nb + i / per_c], i % per_c);
+            for i in 0..elements(k, n) {
+                let (row, col) = b_at(form, l, i);
+                b[row][col] = element(form.b, r[na + i / per(form.b)], i % per(form.b));
+            }
+            for i in 0..elements(m, n) {
+                let (row, col) = cd_at(form, form.c, l, i);
+                c[row][col] = element(form.c, r[na + nb + i / per(form.c)], i % per(form.c));
             }
         }
-        let per_d = (32 / form.d.bits()) as usize;
         for &l in &lanes {
-            for i in 0..8 {
-                let (row, col) = at(form.d, l, i);
-                let products = (0..4).map(|kk| (a[row][kk], b[kk][col]));
+            for i in 0..elements(m, n) {
+                let (row, col) = cd_at(form, form.d, l, i);
+                let products = (0..k).map(|kk| (a[row][kk], b[kk][col]));
                 let bits = accumulate(form, products, c[row][col]);
-                out[l][i / per_d] |= bits << (form.d.bits() as usize * (i % per_d));
+                out[l][i / per(form.d)] |= bits << (form.d.bits() as usize * (i % per(form.d)));
             }
         }
     }
     out
+}
+
+/// (row, column) of A element `i` (element i mod e of register i div e, e per register) of
+/// `lane`, from the ISA's fragment tables. `m16n8k*`/`m8n8k*` (lane = 4g + t): row g + 8·(r mod
+/// 2) (g only for m8), column t·e + j + (r div 2)·k/2. `m8n8k4` on f16 (r = lane mod 4, h = 4
+/// in the high group of a quad pair): (r + h, i) for `.row`, (i + h, r) for `.col`.
+fn a_at(form: MmaForm, lane: usize, i: usize) -> (usize, usize) {
+    if form.quad_pairs() {
+        let (r, h) = quad_pair_lane(lane);
+        return if form.a_row { (r + h, i) } else { (i + h, r) };
+    }
+    let e = (32 / form.a.bits()).max(1) as usize;
+    let (g, t, reg, j) = (lane / 4, lane % 4, i / e, i % e);
+    let row = g + if form.m == 16 { 8 * (reg % 2) } else { 0 };
+    (row, t * e + j + (reg / 2) * (form.k as usize / 2))
+}
+
+/// (row k, column) of B element `i`: row t·e + j + r·k/2 of column g; `m8n8k4` on f16:
+/// (r, i + h) for `.row`, (i, r + h) for `.col`.
+fn b_at(form: MmaForm, lane: usize, i: usize) -> (usize, usize) {
+    if form.quad_pairs() {
+        let (r, h) = quad_pair_lane(lane);
+        return if form.b_col { (i, r + h) } else { (r, i + h) };
+    }
+    let e = (32 / form.b.bits()).max(1) as usize;
+    let (g, t, reg, j) = (lane / 4, lane % 4, i / e, i % e);
+    (t * e + j + reg * (form.k as usize / 2), g)
+}
+
+/// (row, column) of C or D element `i` when that accumulator holds `ty`: row g + 8·(i div 2),
+/// column 2t + (i mod 2) (row g, column 2t + i for m8); `m8n8k4` on f16: (r + h, i) for f16,
+/// ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1)) for f32.
+fn cd_at(form: MmaForm, ty: MmaType, lane: usize, i: usize) -> (usize, usize) {
+    let (g, t) = (lane / 4, lane % 4);
+    match (form.quad_pairs(), ty) {
+        (true, MmaType::F16) => (t + quad_pair_lane(lane).1, i),
+        (true, _) => {
+            let h = quad_pair_lane(lane).1;
+            ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1))
+        }
+        _ if form.m == 16 => (g + 8 * (i / 2), 2 * t + i % 2),
+        _ => (g, 2 * t + i),
+    }
+}
+
+/// A quad pair's lane (ISA "Matrix Fragments for mma.m8n8k4 with .f16 floating point type"):
+/// its index r in its group of four and the row offset h, 4 for the high group (lanes 16–31).
+fn quad_pair_lane(lane: usize) -> (usize, usize) {
+    (lane % 4, if lane >= 16 { 4 } else { 0 })
 }
 
 /// An element of an mma fragment: a float value or an integer.
@@ -532,13 +522,6 @@ impl Value {
             Value::Float(x) => x as i64,
         }
     }
-}
-
-/// Row and column of accumulator element `i` of lane (g, t).
-fn accumulator_at(tall: bool, g: usize, t: usize, i: usize) -> (usize, usize) {
-    let row = g + if tall { 8 * (i / 2) } else { 0 };
-    let col = 2 * t + if tall { i % 2 } else { i };
-    (row, col)
 }
 
 /// Element `j` of a register holding `ty` values.
