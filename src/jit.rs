@@ -183,6 +183,12 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
             vec![types::I32],
         ),
         (
+            "ptxjit_mbarrier",
+            helpers::mbarrier as *const u8,
+            vec![types::I64, types::I32, types::I64],
+            vec![types::I64],
+        ),
+        (
             "ptxjit_video",
             helpers::video as *const u8,
             vec![types::I64, types::I32, types::I32, types::I32],
@@ -266,6 +272,11 @@ mod helpers {
             flags & 2 != 0,
             flags & 4 != 0,
         )
+    }
+    /// An mbarrier operation (`crate::mbarrier::run`) on an object at a checked address.
+    pub extern "C" fn mbarrier(addr: u64, code: u32, operand: u64) -> u64 {
+        // SAFETY: the compiled code checked the access as a `.b64` store.
+        unsafe { crate::mbarrier::run(addr, code, operand) }
     }
     /// A video instruction packed by `Video::to_bits`.
     pub extern "C" fn video(code: u64, a: u32, b: u32, c: u32) -> u32 {

@@ -487,6 +487,22 @@ impl Kernel {
             StatusKind::Other(crate::sync::status::INCOMPLETE_COLLECTIVE) => {
                 "warp collective whose member lanes did not all arrive".to_string()
             }
+            StatusKind::Other(crate::sync::status::MBARRIER_UNINITIALIZED) => {
+                "mbarrier operation on memory that holds no mbarrier object (never initialized \
+                 by mbarrier.init, or invalidated)"
+                    .to_string()
+            }
+            StatusKind::Other(crate::sync::status::MBARRIER_RANGE) => {
+                "mbarrier count out of range (init count 1 to 2^20-1, no more arrivals than the \
+                 phase still expects, tx-count within 2^20-1 either way) or an object not \
+                 8-byte aligned"
+                    .to_string()
+            }
+            StatusKind::Other(crate::sync::status::MBARRIER_DEADLOCK) => format!(
+                "mbarrier phase that can never complete (the waiting threads saw their objects \
+                 unchanged for {} rounds in which no other thread could proceed)",
+                crate::sync::STUCK_ROUNDS
+            ),
             StatusKind::Other(k) => format!("error {k}"),
         };
         let inst = m

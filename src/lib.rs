@@ -20,6 +20,7 @@ pub mod interp;
 pub mod jit;
 mod kernel;
 pub mod lower;
+pub mod mbarrier;
 pub mod native;
 pub mod semantics;
 pub mod stats;

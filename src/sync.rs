@@ -30,8 +30,12 @@ pub mod frame {
     pub const RESULT: i32 = 136;
     pub const RESULTS: usize = 8;
     pub const RESULT_PRED: i32 = 200;
+    /// u32 and u64: at an mbarrier wait, how many rounds in a row it timed out seeing the
+    /// same object word, and that word (`CoopKernel::time_out_waits`).
+    pub const WAIT_ROUNDS: i32 = 204;
+    pub const WAIT_WORD: i32 = 208;
     /// Saved registers start here.
-    pub const REGS: i32 = 208;
+    pub const REGS: i32 = 216;
     pub const DONE: u32 = u32::MAX;
 }
 
@@ -44,7 +48,19 @@ pub mod status {
     /// A warp collective whose live member lanes wait elsewhere (or, for `ldmatrix` and
     /// `mma`, a warp with exited lanes).
     pub const INCOMPLETE_COLLECTIVE: u32 = 18;
+    /// An mbarrier operation on memory that holds no mbarrier object.
+    pub const MBARRIER_UNINITIALIZED: u32 = 19;
+    /// An mbarrier count out of the ISA's ranges, or a misaligned object.
+    pub const MBARRIER_RANGE: u32 = 20;
+    /// Threads wait on mbarrier phases that nothing can complete any more.
+    pub const MBARRIER_DEADLOCK: u32 = 21;
 }
+
+/// Rounds in a row that every thread waiting on an mbarrier may time out seeing its object
+/// unchanged, with no other thread able to proceed, before the launch ends as a deadlock.
+/// (A thread may poll with `test_wait` and do other work in between, so a single such round
+/// proves nothing; this many bounds the wait.)
+pub const STUCK_ROUNDS: u32 = 256;
 
 /// What a synchronization point does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,6 +84,9 @@ pub enum SyncKind {
     Ldmatrix { num: u32, trans: bool },
     /// `mma.sync.aligned...`: ARGS = the A, B and C registers in order; results: D's.
     Mma(MmaForm),
+    /// `mbarrier.test_wait`/`try_wait` on a phase not complete when the thread got there:
+    /// ARGS = [host address of the object, state or phase parity]; result: the predicate.
+    MbarrierWait { parity: bool },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -167,7 +186,8 @@ impl CoopKernel {
         if !progress {
             progress = self.barriers(&mut f, &at)?;
         }
-        if progress {
+        progress |= self.mbarrier_waits(&mut f, &at)?;
+        if progress || self.time_out_waits(&mut f, &at)? {
             return Ok(false);
         }
         // Nothing can proceed: name the first waiting thread's instruction.
@@ -183,9 +203,67 @@ impl CoopKernel {
             .expect("someone waits");
         let kind = match self.points[point].kind {
             SyncKind::Barrier(_) => status::DEADLOCK,
+            SyncKind::MbarrierWait { .. } => status::MBARRIER_DEADLOCK,
             _ => status::INCOMPLETE_COLLECTIVE,
         };
         Err(self.fail(kind, point))
+    }
+
+    /// The threads waiting at an mbarrier wait: (thread, point, object word, state).
+    fn mbarrier_waiters(&self, f: &Frames, at: &[At]) -> Vec<(usize, usize, u64)> {
+        (0..at.len())
+            .filter_map(|t| match at[t] {
+                At::Waiting(p) if matches!(self.points[p].kind, SyncKind::MbarrierWait { .. }) => {
+                    Some((t, p, f.arg(t, 0)))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Releases, with `true`, every mbarrier wait whose phase has completed.
+    fn mbarrier_waits(&self, f: &mut Frames, at: &[At]) -> Result<bool, u64> {
+        let mut progress = false;
+        for (t, point, addr) in self.mbarrier_waiters(f, at) {
+            let SyncKind::MbarrierWait { parity } = self.points[point].kind else {
+                unreachable!("mbarrier_waiters keeps waits")
+            };
+            let word = object_word(addr);
+            let done = crate::mbarrier::phase_complete(word, f.arg(t, 1), parity)
+                .map_err(|_| self.fail(status::MBARRIER_UNINITIALIZED, point))?;
+            if done {
+                f.set_u32(t, frame::WAIT_ROUNDS, 0);
+                f.release(t, 0, true);
+                progress = true;
+            }
+        }
+        Ok(progress)
+    }
+
+    /// When nothing else can proceed, the mbarrier waits return `false` (a `try_wait`'s time
+    /// limit, a `test_wait`'s answer), so that threads polling in a loop run on; unless every
+    /// such thread has seen its object unchanged for [`STUCK_ROUNDS`] such rounds.
+    fn time_out_waits(&self, f: &mut Frames, at: &[At]) -> Result<bool, u64> {
+        let waiters = self.mbarrier_waiters(f, at);
+        let mut moving = false;
+        for &(t, _, addr) in &waiters {
+            let word = object_word(addr);
+            let rounds = if f.u64_at(t, frame::WAIT_WORD) == word {
+                f.u32_at(t, frame::WAIT_ROUNDS) + 1
+            } else {
+                f.set_u64(t, frame::WAIT_WORD, word);
+                0
+            };
+            f.set_u32(t, frame::WAIT_ROUNDS, rounds);
+            moving |= rounds < STUCK_ROUNDS;
+        }
+        if !moving {
+            return Ok(false);
+        }
+        for &(t, _, _) in &waiters {
+            f.release(t, 0, false);
+        }
+        Ok(true)
     }
 
     /// Completes every warp collective whose member lanes all wait at it.
@@ -201,7 +279,7 @@ impl CoopKernel {
                     continue;
                 };
                 let kind = self.points[point].kind;
-                if matches!(kind, SyncKind::Barrier(_)) {
+                if matches!(kind, SyncKind::Barrier(_) | SyncKind::MbarrierWait { .. }) {
                     lane += 1;
                     continue;
                 }
@@ -369,6 +447,14 @@ impl CoopKernel {
         }
         Ok(progress)
     }
+}
+
+/// The word of the mbarrier object at a host address the waiting thread's code checked.
+fn object_word(addr: u64) -> u64 {
+    // SAFETY: the compiled wait checked the access as a `.b64` store (and its alignment:
+    // a misaligned object never reaches a sync point).
+    let object = unsafe { crate::mbarrier::at(addr) }.expect("checked aligned");
+    object.load(std::sync::atomic::Ordering::Acquire)
 }
 
 /// `ldmatrix`: lanes 8i..8i+7 give the row addresses of matrix i (8 rows of 8 b16); lane l

@@ -481,6 +481,30 @@ pub struct CvtMods {
     pub satfinite: bool,
 }
 
+/// What an `mbarrier` instruction does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MbarrierOp {
+    /// `mbarrier.init [addr], count`.
+    Init,
+    /// `mbarrier.inval [addr]`.
+    Inval,
+    /// `mbarrier.arrive{.expect_tx}` / `mbarrier.arrive_drop{.expect_tx}` (`.noComplete`
+    /// included) `state, [addr]{, count | txCount}`.
+    Arrive { drop: bool, expect_tx: bool },
+    /// `mbarrier.expect_tx [addr], txCount`.
+    ExpectTx,
+    /// `mbarrier.complete_tx [addr], txCount`.
+    CompleteTx,
+    /// `mbarrier.test_wait` (`test`) or `mbarrier.try_wait`, `{.parity}`: `waitComplete, [addr],
+    /// state | phaseParity{, suspendTimeHint}`. A synchronization point when the phase is not
+    /// complete yet (`crate::sync`).
+    Wait { test: bool, parity: bool },
+    /// `mbarrier.pending_count count, state`.
+    PendingCount,
+    /// `cp.async.mbarrier.arrive{.noinc} [addr]`.
+    CpAsyncArrive { noinc: bool },
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Mov(PtxType),
@@ -559,6 +583,13 @@ pub enum Op {
     /// `cp.async.commit_group`, `cp.async.wait_group N`, `cp.async.wait_all`: with every copy
     /// complete at issue, the groups order nothing further.
     CpAsyncGroup,
+    /// The `mbarrier` instructions and `cp.async.mbarrier.arrive` (`crate::mbarrier`): `space`
+    /// is `Shared` (`.shared{::cta}`, and `.shared::cluster`, a cluster being one CTA) or
+    /// `Generic`.
+    Mbarrier {
+        op: MbarrierOp,
+        space: StateSpace,
+    },
     Shfl(ShflMode),
     Vote(VoteMode),
     /// `match.{any,all}.sync.{b32,b64}`.

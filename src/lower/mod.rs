@@ -39,6 +39,7 @@ mod int;
 mod int_parts;
 pub mod lanes;
 pub mod liveness;
+mod mbarrier;
 mod memory;
 mod narrow;
 mod operands;
@@ -737,7 +738,12 @@ impl<'a, 'b> Translator<'a, 'b> {
             | Op::Ldmatrix { .. }
             | Op::Mma(_)
             | Op::Redux { .. }
-            | Op::Elect) => self.sync_point(op, a)?,
+            | Op::Elect
+            | Op::Mbarrier {
+                op: checked::MbarrierOp::Wait { .. },
+                ..
+            }) => self.sync_point(op, a)?,
+            Op::Mbarrier { op, space } => self.mbarrier(op, space, a)?,
             Op::Testp { op, ty } => self.testp(op, ty, a)?,
             // At most 2t ns: none is within bounds (the operand is still read, and checked).
             Op::Nanosleep => {

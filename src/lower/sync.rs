@@ -6,7 +6,7 @@ use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 use super::{LResult, Translator};
 use crate::frontend::ast::StateSpace;
-use crate::frontend::checked::{Arg, BarKind, BarRed, Function, MmaType, Op, VoteMode};
+use crate::frontend::checked::{Arg, BarKind, BarRed, Function, MbarrierOp, MmaType, Op, VoteMode};
 use crate::sync::{SyncKind, SyncPoint, frame};
 use crate::types::PtxType;
 
@@ -31,6 +31,10 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                 Op::WarpSync => SyncKind::WarpSync,
                 Op::Ldmatrix { num, trans, .. } => SyncKind::Ldmatrix { num, trans },
                 Op::Mma(form) => SyncKind::Mma(form),
+                Op::Mbarrier {
+                    op: MbarrierOp::Wait { parity, .. },
+                    ..
+                } => SyncKind::MbarrierWait { parity },
                 _ => return None,
             };
             Some(SyncPoint {
@@ -120,6 +124,8 @@ impl Translator<'_, '_> {
         let coop = self.coop.as_ref().expect("cooperative");
         let k = coop.point_of[&(self.inst_index as usize)];
         let resume = coop.resume_blocks[k];
+        // A wait whose phase is complete already goes on to `ready` with `true`.
+        let mut ready = None;
         // 1. Operands.
         match op {
             Op::Bar(BarKind::Sync) => {
@@ -207,6 +213,18 @@ impl Translator<'_, '_> {
                 let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
                 self.store_arg(frame::MASK_ARG, all);
             }
+            Op::Mbarrier { op, space } => {
+                let (addr, state, done) = self.mbarrier_wait_ready(op, space, a)?;
+                let join = self.b.create_block();
+                self.b.append_block_param(join, types::I8);
+                let wait = self.b.create_block();
+                self.b.ins().brif(done, join, &[done.into()], wait, &[]);
+                self.b.seal_block(wait);
+                self.b.switch_to_block(wait);
+                self.store_arg(0, addr);
+                self.store_arg(1, state);
+                ready = Some(join);
+            }
             _ => unreachable!("not a sync point: {op:?}"),
         }
         // 2. Save the registers still needed afterwards, record where to resume, yield.
@@ -259,6 +277,14 @@ impl Translator<'_, '_> {
                     _ => PtxType::B32,
                 };
                 self.write_results(&a[0], ty)?;
+            }
+            Op::Mbarrier { .. } => {
+                let join = ready.expect("a wait has a ready block");
+                self.b.ins().jump(join, &[pred.into()]);
+                self.b.seal_block(join);
+                self.b.switch_to_block(join);
+                let done = self.b.block_params(join)[0];
+                self.write(&a[0], done, PtxType::Pred)?;
             }
             _ => {}
         }

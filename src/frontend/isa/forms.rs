@@ -461,7 +461,23 @@ pub const FORMS: &[Form] = forms![
     // One thread's view of memory is ordered already; the pool's joins order the rest.
     "membar.level", ".level = { .cta, .gl, .sys }",
         "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
-    "fence{.sem}.scope", ".sem = { .sc, .acq_rel }",
+    "fence{.sem}.scope", ".sem = { .sc, .acq_rel, .acquire, .release }",
+        "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
+    "fence.sem.sync_restrict::space.scope", FENCE_RESTRICT_SETS,
+        "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
+    // Proxies order one thread's generic accesses with the asynchronous copies and tensor maps
+    // it issues; those complete at issue here, so there is nothing left to order.
+    "fence.mbarrier_init.release.cluster", "",
+        "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
+    "fence.proxy.alias", "",
+        "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
+    "fence.proxy.async{.space}", ".space = { .global, .shared{::cta}, .shared::cluster }",
+        "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
+    "fence.proxy.async::generic.sem.sync_restrict::space.scope", FENCE_RESTRICT_SETS,
+        "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
+    "fence.proxy.tensormap::generic.release.scope", "",
+        "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
+    "fence.proxy.tensormap::generic.acquire.scope [addr], size", "",
         "Parallel Synchronization and Communication Instructions: membar / fence", |_| Op::Fence;
     "atom{.sem}{.scope}{.space}.op.type d, [a], b", ATOM_BITS,
         "Parallel Synchronization and Communication Instructions: atom", |m| atom(false, m);
@@ -510,6 +526,40 @@ pub const FORMS: &[Form] = forms![
             op: ReduxOp::Float { max: m.word(".op") == Some("max"), abs: m.has(".abs"), nan: m.has(".NaN") },
             ty: PtxType::B32,
         };
+    "mbarrier.init{.ss}.b64 [addr], count", MBARRIER_CTA,
+        "Parallel Synchronization and Communication Instructions: mbarrier.init", |m| mbarrier(MbarrierOp::Init, m);
+    "mbarrier.inval{.ss}.b64 [addr]", MBARRIER_CTA,
+        "Parallel Synchronization and Communication Instructions: mbarrier.inval", |m| mbarrier(MbarrierOp::Inval, m);
+    // `.shared::cluster` (a remote arrive, destination `_`) is the CTA's own here.
+    "mbarrier.arrive{.sem.scope}{.ss}.b64 state, [addr]{, count}", MBARRIER_ARRIVE,
+        "Parallel Synchronization and Communication Instructions: mbarrier.arrive", |m| mbarrier(MbarrierOp::Arrive { drop: false, expect_tx: false }, m);
+    "mbarrier.arrive.expect_tx{.sem.scope}{.ss}.b64 state, [addr], txCount", MBARRIER_ARRIVE,
+        "Parallel Synchronization and Communication Instructions: mbarrier.arrive", |m| mbarrier(MbarrierOp::Arrive { drop: false, expect_tx: true }, m);
+    // A `.noComplete` arrival that completes the phase is undefined: it is an arrival.
+    "mbarrier.arrive.noComplete{.release.cta}{.ss}.b64 state, [addr], count", MBARRIER_CTA,
+        "Parallel Synchronization and Communication Instructions: mbarrier.arrive", |m| mbarrier(MbarrierOp::Arrive { drop: false, expect_tx: false }, m);
+    "mbarrier.arrive_drop{.sem.scope}{.ss}.b64 state, [addr]{, count}", MBARRIER_ARRIVE,
+        "Parallel Synchronization and Communication Instructions: mbarrier.arrive_drop", |m| mbarrier(MbarrierOp::Arrive { drop: true, expect_tx: false }, m);
+    "mbarrier.arrive_drop.expect_tx{.sem.scope}{.ss}.b64 state, [addr], txCount", MBARRIER_ARRIVE,
+        "Parallel Synchronization and Communication Instructions: mbarrier.arrive_drop", |m| mbarrier(MbarrierOp::Arrive { drop: true, expect_tx: true }, m);
+    "mbarrier.arrive_drop.noComplete{.release.cta}{.ss}.b64 state, [addr], count", MBARRIER_CTA,
+        "Parallel Synchronization and Communication Instructions: mbarrier.arrive_drop", |m| mbarrier(MbarrierOp::Arrive { drop: true, expect_tx: false }, m);
+    "mbarrier.expect_tx{.sem.scope}{.ss}.b64 [addr], txCount", MBARRIER_TX,
+        "Parallel Synchronization and Communication Instructions: mbarrier.expect_tx", |m| mbarrier(MbarrierOp::ExpectTx, m);
+    "mbarrier.complete_tx{.sem.scope}{.ss}.b64 [addr], txCount", MBARRIER_TX,
+        "Parallel Synchronization and Communication Instructions: mbarrier.complete_tx", |m| mbarrier(MbarrierOp::CompleteTx, m);
+    "mbarrier.test_wait{.sem.scope}{.ss}.b64 waitComplete, [addr], state", MBARRIER_WAIT,
+        "Parallel Synchronization and Communication Instructions: mbarrier.test_wait / mbarrier.try_wait", |m| mbarrier(MbarrierOp::Wait { test: true, parity: false }, m);
+    "mbarrier.test_wait.parity{.sem.scope}{.ss}.b64 waitComplete, [addr], phaseParity", MBARRIER_WAIT,
+        "Parallel Synchronization and Communication Instructions: mbarrier.test_wait / mbarrier.try_wait", |m| mbarrier(MbarrierOp::Wait { test: true, parity: true }, m);
+    "mbarrier.try_wait{.sem.scope}{.ss}.b64 waitComplete, [addr], state{, suspendTimeHint}", MBARRIER_WAIT,
+        "Parallel Synchronization and Communication Instructions: mbarrier.test_wait / mbarrier.try_wait", |m| mbarrier(MbarrierOp::Wait { test: false, parity: false }, m);
+    "mbarrier.try_wait.parity{.sem.scope}{.ss}.b64 waitComplete, [addr], phaseParity{, suspendTimeHint}", MBARRIER_WAIT,
+        "Parallel Synchronization and Communication Instructions: mbarrier.test_wait / mbarrier.try_wait", |m| mbarrier(MbarrierOp::Wait { test: false, parity: true }, m);
+    "mbarrier.pending_count.b64 count, state", "",
+        "Parallel Synchronization and Communication Instructions: mbarrier.pending_count", |m| mbarrier(MbarrierOp::PendingCount, m);
+    "cp.async.mbarrier.arrive{.noinc}{.ss}.b64 [addr]", MBARRIER_CTA,
+        "Parallel Synchronization and Communication Instructions: cp.async.mbarrier.arrive", |m| mbarrier(MbarrierOp::CpAsyncArrive { noinc: m.has(".noinc") }, m);
     "elect.sync d{|p}, membermask", "",
         "Parallel Synchronization and Communication Instructions: elect.sync", |_| Op::Elect;
     "activemask.b32 d", "",
@@ -599,6 +649,16 @@ const ST_SETS: &str = ".ss = { .global, .local, .param{::func}, .shared{::cta}, 
     .vec = { .v2, .v4, .v8 };
     .type = { .b8, .b16, .b32, .b64, .b128, .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .f32, .f64 }";
 const CP_ASYNC_SETS: &str = ".ss = { .shared{::cta} }";
+const FENCE_RESTRICT_SETS: &str = ".sem = { .acquire, .release };
+    .sync_restrict::space = { .sync_restrict::shared::cta, .sync_restrict::shared::cluster };
+    .scope = { .cluster }";
+const MBARRIER_CTA: &str = ".ss = { .shared{::cta} }";
+const MBARRIER_ARRIVE: &str = ".sem = { .release, .relaxed }; .scope = { .cta, .cluster };
+    .ss = { .shared{::cta}, .shared::cluster }";
+const MBARRIER_TX: &str = ".sem = { .relaxed }; .scope = { .cta, .cluster };
+    .ss = { .shared{::cta}, .shared::cluster }";
+const MBARRIER_WAIT: &str = ".sem = { .acquire, .relaxed }; .scope = { .cta, .cluster };
+    .ss = { .shared{::cta} }";
 const CVTA_SETS: &str =
     ".space = { .const, .global, .local, .shared{::cta}, .shared{::cluster}, .param{::entry} };
     .size = { .u32, .u64 }";
@@ -932,6 +992,13 @@ fn space(word: Option<&str>) -> StateSpace {
     let name = word.map(|w| w.split("::").next().unwrap_or(w));
     name.and_then(StateSpace::from_name)
         .unwrap_or(StateSpace::Generic)
+}
+
+fn mbarrier(op: MbarrierOp, m: &Match) -> Op {
+    Op::Mbarrier {
+        op,
+        space: space(m.word(".ss")),
+    }
 }
 
 fn vec(m: &Match) -> u8 {
