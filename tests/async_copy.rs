@@ -133,3 +133,86 @@ fn a_source_outside_device_memory_is_an_illegal_address() {
         "{e}"
     );
 }
+
+/// One thread: `body` runs with `%in`/`%out` (global), `buf` (128 shared bytes, at `%buf`) and
+/// an initialized mbarrier `bar` (count 1, at `%bar`). Returns the 128 output bytes, or the
+/// launch error.
+fn bulk(body: &str, input: &[u8; 128]) -> Result<Vec<u8>, String> {
+    let ptx = format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry k(.param .u64 in, .param .u64 out)\n{{\n\
+         .reg .pred %p<4>;\n.reg .b32 %r<8>, %buf, %bar;\n.reg .b64 %in, %out, %state;\n\
+         .shared .align 16 .b8 buf[128];\n.shared .align 8 .b64 bar;\n\
+         ld.param.u64 %in, [in];\nld.param.u64 %out, [out];\ncvta.to.global.u64 %in, %in;\n\
+         cvta.to.global.u64 %out, %out;\nmov.u32 %buf, buf;\nmov.u32 %bar, bar;\n\
+         mbarrier.init.shared::cta.b64 [%bar], 1;\n{body}\nret;\n}}\n"
+    );
+    let module = Module::from_ptx_named("t.ptx", &ptx, &CompileOptions::default())
+        .unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+    let inp = DeviceBuffer::from_slice(input).unwrap();
+    let out = DeviceBuffer::zeroed(128).unwrap();
+    module
+        .kernel("k")
+        .unwrap()
+        .launch(1, 1, &[Arg::buffer(&inp), Arg::buffer(&out)])
+        .map_err(|e| e.to_string())?;
+    Ok(out.to_bytes())
+}
+
+fn bulk_input() -> [u8; 128] {
+    std::array::from_fn(|i| (i * 7 + 3) as u8)
+}
+
+const BULK_WAIT: &str =
+    "W:\nmbarrier.try_wait.parity.shared::cta.b64 %p1, [%bar], 0;\n@!%p1 bra W;\n";
+const BULK_OUT: &str = "fence.proxy.async.shared::cta;\n\
+    cp.async.bulk.global.shared::cta.bulk_group [%out], [%buf], 128;\n\
+    cp.async.bulk.commit_group;\ncp.async.bulk.wait_group.read 0;\n";
+
+#[test]
+fn cp_async_bulk_to_shared_memory_completes_its_bytes_on_the_mbarrier() {
+    // Two copies of 64 bytes; the phase completes when both have counted their bytes.
+    let body = format!(
+        "mbarrier.arrive.expect_tx.shared::cta.b64 %state, [%bar], 128;\n\
+         cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%buf], [%in], 64, [%bar];\n\
+         mbarrier.test_wait.parity.shared::cta.b64 %p2, [%bar], 0;\n\
+         @%p2 trap;\nadd.s64 %in, %in, 64;\nadd.u32 %r1, %buf, 64;\n\
+         cp.async.bulk.shared::cta.global.mbarrier::complete_tx::bytes.L2::cache_hint [%r1], [%in], 64, [%bar], %state;\n\
+         {BULK_WAIT}{BULK_OUT}"
+    );
+    assert_eq!(bulk(&body, &bulk_input()).unwrap(), bulk_input());
+}
+
+#[test]
+fn cp_async_bulk_copies_shared_to_shared_and_prefetch_does_nothing_visible() {
+    let body = format!(
+        "cp.async.bulk.prefetch.L2.global [%in], 128;\n\
+         mbarrier.arrive.expect_tx.shared::cta.b64 %state, [%bar], 64;\n\
+         cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%buf], [%in], 64, [%bar];\n\
+         {BULK_WAIT}mbarrier.arrive.expect_tx.shared::cta.b64 %state, [%bar], 64;\n\
+         add.u32 %r1, %buf, 64;\n\
+         cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%r1], [%buf], 64, [%bar];\n\
+         W2:\nmbarrier.try_wait.parity.shared::cta.b64 %p1, [%bar], 1;\n@!%p1 bra W2;\n{BULK_OUT}"
+    );
+    let want: Vec<u8> = bulk_input()[..64].repeat(2);
+    assert_eq!(bulk(&body, &bulk_input()).unwrap(), want);
+}
+
+#[test]
+fn cp_async_bulk_size_must_be_a_multiple_of_sixteen() {
+    let body = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%buf], [%in], 24, [%bar];";
+    let err = bulk(body, &bulk_input()).unwrap_err();
+    assert!(err.contains("misaligned"), "{err}");
+    assert!(
+        err.contains("cp.async.bulk.shared::cluster.global"),
+        "{err}"
+    );
+}
+
+#[test]
+fn cp_async_bulk_outside_its_memory_is_an_illegal_address() {
+    // 144 bytes from a 128-byte buffer.
+    let body = "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%buf], [%in], 144, [%bar];";
+    let err = bulk(body, &bulk_input()).unwrap_err();
+    assert!(err.contains("illegal"), "{err}");
+}

@@ -583,6 +583,16 @@ pub enum Op {
     /// `cp.async.commit_group`, `cp.async.wait_group N`, `cp.async.wait_all`: with every copy
     /// complete at issue, the groups order nothing further.
     CpAsyncGroup,
+    /// `cp.async.bulk` between global and shared memory, or shared to shared: `size` bytes
+    /// (a multiple of 16, 16-byte aligned) copied at issue; a copy to shared memory then
+    /// completes its bytes on the mbarrier operand (`.mbarrier::complete_tx::bytes`).
+    CpAsyncBulk {
+        to_global: bool,
+        from_shared: bool,
+        hint: bool,
+    },
+    /// `prefetch`, `prefetchu`, `cp.async.bulk.prefetch`: no cache to warm here.
+    Prefetch,
     /// The `mbarrier` instructions and `cp.async.mbarrier.arrive` (`crate::mbarrier`): `space`
     /// is `Shared` (`.shared{::cta}`, and `.shared::cluster`, a cluster being one CTA) or
     /// `Generic`.

@@ -1,14 +1,16 @@
-//! `cp.async`: the copy is made when the instruction executes. The ISA lets an asynchronous
-//! copy complete at any time before the `cp.async.wait_group`/`wait_all` that covers it, and
-//! makes reading or writing its destination earlier a race; completing at issue is one such
-//! time, so the commit and wait instructions have nothing left to order.
+//! `cp.async` and `cp.async.bulk`: the copy is made when the instruction executes. The ISA
+//! lets an asynchronous copy complete at any time before the wait that covers it
+//! (`cp.async.wait_group`/`wait_all`, `cp.async.bulk.wait_group`, or the mbarrier phase its
+//! bytes complete on) and makes reading or writing its destination earlier a race; completing
+//! at issue is one such time, so the commit and wait instructions have nothing left to order.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use ptxjit_runtime::Status;
 
 use super::{LResult, Translator};
 use crate::frontend::ast::{Immediate, StateSpace};
-use crate::frontend::checked::Arg;
+use crate::frontend::checked::{Arg, MbarrierOp};
 use crate::types::PtxType;
 
 impl Translator<'_, '_> {
@@ -89,6 +91,83 @@ impl Translator<'_, '_> {
         self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Ok(())
+    }
+
+    /// `cp.async.bulk [dstMem], [srcMem], size{, [mbar]}{, cache-policy}`: `size` bytes, 16 at a
+    /// time, each chunk checked in its space; then, for a copy to shared memory, the
+    /// complete-tx of `size` bytes on `mbar`.
+    pub fn cp_async_bulk(
+        &mut self,
+        to_global: bool,
+        from_shared: bool,
+        hint: bool,
+        a: &[Arg],
+    ) -> LResult {
+        let (dst_space, src_space) = match (to_global, from_shared) {
+            (true, _) => (StateSpace::Global, StateSpace::Shared),
+            (false, true) => (StateSpace::Shared, StateSpace::Shared),
+            (false, false) => (StateSpace::Shared, StateSpace::Global),
+        };
+        if hint {
+            let policy = a.last().expect("the row has a cache-policy operand");
+            self.read(policy, PtxType::B64)?;
+        }
+        let size = self.read(&a[2], PtxType::U32)?;
+        let size = self.b.ins().uextend(types::I64, size);
+        let dst = self.address(&a[0], dst_space)?;
+        let src = self.address(&a[1], src_space)?;
+        self.copy_chunks(dst, dst_space, src, src_space, size);
+        if !to_global {
+            let mbar = self.access_address(&a[3], StateSpace::Shared, 8, true)?;
+            let op = MbarrierOp::CompleteTx;
+            self.mbarrier_run(op, mbar, size);
+        }
+        Ok(())
+    }
+
+    /// Copies `size` bytes (a multiple of 16, else a misaligned access) in 16-byte chunks.
+    fn copy_chunks(
+        &mut self,
+        dst: Value,
+        dst_space: StateSpace,
+        src: Value,
+        src_space: StateSpace,
+        size: Value,
+    ) {
+        let rem = self.b.ins().band_imm_u(size, 15);
+        let ragged = self.b.create_block();
+        let header = self.b.create_block();
+        self.b.append_block_param(header, types::I64);
+        let body = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.set_cold_block(ragged);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().brif(rem, ragged, &[], header, &[zero.into()]);
+        self.b.seal_block(ragged);
+        self.b.switch_to_block(ragged);
+        self.return_status(Status::MISALIGNED);
+        self.b.switch_to_block(header);
+        let i = self.b.block_params(header)[0];
+        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, size);
+        self.b.ins().brif(more, body, &[], done, &[]);
+        self.b.seal_block(body);
+        self.b.switch_to_block(body);
+        let from = self.b.ins().iadd(src, i);
+        let to = self.b.ins().iadd(dst, i);
+        self.check_access(from, src_space, 16, false);
+        self.check_access(to, dst_space, 16, true);
+        for w in 0..2 {
+            let v = self
+                .b
+                .ins()
+                .load(types::I64, MemFlagsData::new(), from, 8 * w);
+            self.b.ins().store(MemFlagsData::new(), v, to, 8 * w);
+        }
+        let next = self.b.ins().iadd_imm_s(i, 16);
+        self.b.ins().jump(header, &[next.into()]);
+        self.b.seal_block(header);
+        self.b.seal_block(done);
+        self.b.switch_to_block(done);
     }
 
     fn copy_whole(&mut self, dst: cranelift_codegen::ir::Value, src: &Arg, size: u32) -> LResult {

@@ -49,6 +49,16 @@ impl Translator<'_, '_> {
             }
             return Ok(addr);
         }
+        self.check_access(addr, space, width, is_store);
+        Ok(addr)
+    }
+
+    /// Checks `width` bytes at the host address `addr` in `space` (when the module is
+    /// compiled confined): inside the space's memory and aligned to `width`.
+    pub fn check_access(&mut self, addr: Value, space: StateSpace, width: u32, is_store: bool) {
+        if !self.confined {
+            return;
+        }
         let inside = match space {
             StateSpace::Global | StateSpace::Const => self.in_device_memory(addr, width),
             StateSpace::Shared => self.in_shared_memory(addr, width),
@@ -80,7 +90,6 @@ impl Translator<'_, '_> {
         let ok = self.b.ins().band(inside, aligned);
         let bad = self.b.ins().bxor_imm_u(ok, 1);
         self.fault_with(bad, addr, space, width, is_store, Why::InsideOrNot(inside));
-        Ok(addr)
     }
 
     /// `ldmatrix`: lanes below 8 × `matrices` give the address (in `space`: shared or

@@ -64,6 +64,8 @@ fn first_is_destination(op: Op) -> bool {
         | Op::Fence
         | Op::GridDepControl
         | Op::CpAsync { .. }
+        | Op::CpAsyncBulk { .. }
+        | Op::Prefetch
         | Op::CpAsyncGroup
         | Op::WarpSync => false,
         Op::Bar(crate::frontend::checked::BarKind::Red(_)) => true,

@@ -81,7 +81,7 @@ impl Translator<'_, '_> {
         Ok(self.mbarrier_run(op, addr, operand))
     }
 
-    fn mbarrier_run(&mut self, op: MbarrierOp, addr: Value, operand: Value) -> Value {
+    pub(super) fn mbarrier_run(&mut self, op: MbarrierOp, addr: Value, operand: Value) -> Value {
         let code = self.b.ins().iconst(types::I32, code(op) as i64);
         let f = self.helper_ref("ptxjit_mbarrier");
         let call = self.b.ins().call(f, &[addr, code, operand]);

@@ -754,6 +754,12 @@ impl<'a, 'b> Translator<'a, 'b> {
             }
             Op::GridDepControl | Op::CpAsyncGroup => {}
             Op::CpAsync { cg, hint } => self.cp_async(cg, hint, a)?,
+            Op::CpAsyncBulk {
+                to_global,
+                from_shared,
+                hint,
+            } => self.cp_async_bulk(to_global, from_shared, hint, a)?,
+            Op::Prefetch => {}
             Op::Video(v) => self.video(v, a)?,
             Op::Movmatrix => {
                 return Err(self.err("movmatrix reached lowering unexpanded".to_string()));

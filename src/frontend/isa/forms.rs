@@ -603,6 +603,25 @@ pub const FORMS: &[Form] = forms![
         "Data Movement and Conversion Instructions: cp.async.wait_group / cp.async.wait_all", |_| Op::CpAsyncGroup;
     "cp.async.wait_all", "",
         "Data Movement and Conversion Instructions: cp.async.wait_group / cp.async.wait_all", |_| Op::CpAsyncGroup;
+    "cp.async.bulk.dst.global.mbarrier::complete_tx::bytes{.level::cache_hint} [dstMem], [srcMem], size, [mbar]{, cache-policy}",
+        ".dst = { .shared::cta, .shared::cluster }",
+        "Data Movement and Conversion Instructions: cp.async.bulk", |m| Op::CpAsyncBulk { to_global: false, from_shared: false, hint: m.has(".level::cache_hint") };
+    "cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [dstMem], [srcMem], size, [mbar]", "",
+        "Data Movement and Conversion Instructions: cp.async.bulk", |_| Op::CpAsyncBulk { to_global: false, from_shared: true, hint: false };
+    "cp.async.bulk.global.shared::cta.bulk_group{.level::cache_hint} [dstMem], [srcMem], size{, cache-policy}", "",
+        "Data Movement and Conversion Instructions: cp.async.bulk", |m| Op::CpAsyncBulk { to_global: true, from_shared: true, hint: m.has(".level::cache_hint") };
+    "cp.async.bulk.commit_group", "",
+        "Data Movement and Conversion Instructions: cp.async.bulk.commit_group", |_| Op::CpAsyncGroup;
+    "cp.async.bulk.wait_group{.read} N", "",
+        "Data Movement and Conversion Instructions: cp.async.bulk.wait_group", |_| Op::CpAsyncGroup;
+    "cp.async.bulk.prefetch.L2.global{.level::cache_hint} [srcMem], size{, cache-policy}", "",
+        "Data Movement and Conversion Instructions: cp.async.bulk.prefetch", |_| Op::Prefetch;
+    "prefetch{.space}.level [a]", ".space = { .global, .local }; .level = { .L1, .L2 }",
+        "Data Movement and Conversion Instructions: prefetch, prefetchu", |_| Op::Prefetch;
+    "prefetch.global.level::eviction_priority [a]", ".level::eviction_priority = { .L2::evict_last, .L2::evict_normal }",
+        "Data Movement and Conversion Instructions: prefetch, prefetchu", |_| Op::Prefetch;
+    "prefetchu.L1 [a]", "",
+        "Data Movement and Conversion Instructions: prefetch, prefetchu", |_| Op::Prefetch;
     "createpolicy.range{.global}.level::primary_priority{.level::secondary_priority}.b64 cache-policy, [a], primary-size, total-size",
         POLICY_SETS, "Data Movement and Conversion Instructions: createpolicy", |_| Op::CreatePolicy;
     "createpolicy.fractional.level::primary_priority{.level::secondary_priority}.b64 cache-policy{, fraction}",
