@@ -79,9 +79,10 @@ pub enum SyncKind {
     Elect,
     /// `bar.warp.sync`: membermask only.
     WarpSync,
-    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}.shared.b16`: ARGS = [host address of this
-    /// lane's row]; results: N words.
-    Ldmatrix { num: u32, trans: bool },
+    /// `ldmatrix`/`stmatrix` `.sync.aligned.m8n8.xN{.trans}.shared.b16`: ARGS = [host
+    /// address of this lane's row] (and for `stmatrix` the N words to store); `ldmatrix`'s
+    /// results: N words.
+    WarpMatrix { store: bool, num: u32, trans: bool },
     /// `mma.sync.aligned...`: ARGS = the A, B and C registers in order; results: D's.
     Mma(MmaForm),
     /// `mbarrier.test_wait`/`try_wait` on a phase not complete when the thread got there:
@@ -285,7 +286,7 @@ impl CoopKernel {
                 }
                 // On sm_70 and later, lanes that have exited drop out of a membermask and the
                 // others proceed without them; `ldmatrix` and `mma` need the whole warp.
-                let whole_warp = matches!(kind, SyncKind::Ldmatrix { .. } | SyncKind::Mma(_));
+                let whole_warp = matches!(kind, SyncKind::WarpMatrix { .. } | SyncKind::Mma(_));
                 if whole_warp && lanes < 32 {
                     return Err(self.fail(status::INCOMPLETE_COLLECTIVE, point));
                 }
@@ -322,8 +323,14 @@ impl CoopKernel {
             return;
         }
         let arg = |f: &Frames, l: usize, k: i32| f.arg(base + l, k);
-        if let SyncKind::Ldmatrix { num, trans } = kind {
-            let results = ldmatrix(num, trans, |l| arg(f, l, 0));
+        if let SyncKind::WarpMatrix { store, num, trans } = kind {
+            if store {
+                stmatrix(num, trans, |l| arg(f, l, 0), |l, m| arg(f, l, 1 + m as i32));
+            }
+            let results = match store {
+                true => vec![Vec::new(); 32],
+                false => ldmatrix(num, trans, |l| arg(f, l, 0)),
+            };
             for &l in members {
                 f.release_with(base + l, &results[l], false);
             }
@@ -457,31 +464,67 @@ fn object_word(addr: u64) -> u64 {
     object.load(std::sync::atomic::Ordering::Acquire)
 }
 
-/// `ldmatrix`: lanes 8i..8i+7 give the row addresses of matrix i (8 rows of 8 b16); lane l
-/// receives, of each matrix, row l/4, columns 2(l%4) and 2(l%4)+1 (with `.trans`: column l/4,
-/// rows 2(l%4) and 2(l%4)+1), low element in the low half.
+/// The fragment of an 8×8 b16 matrix that lane `l` holds in one register of `ldmatrix` and
+/// `stmatrix`: row l/4, columns 2(l%4) and 2(l%4)+1 (with `.trans`: column l/4, rows 2(l%4)
+/// and 2(l%4)+1), low element in the low half. As (row, column) of the low and high halves.
+fn matrix_fragment(l: usize, trans: bool) -> [(usize, usize); 2] {
+    let (g, t) = (l / 4, l % 4);
+    if trans {
+        [(2 * t, g), (2 * t + 1, g)]
+    } else {
+        [(g, 2 * t), (g, 2 * t + 1)]
+    }
+}
+
+/// The address of element (row, col) of matrix `m`, whose rows lanes 8m..8m+7 give.
+fn matrix_element(
+    row_address: &impl Fn(usize) -> u64,
+    m: usize,
+    (row, col): (usize, usize),
+) -> u64 {
+    row_address(8 * m + row) + 2 * col as u64
+}
+
+/// `ldmatrix`: lanes 8i..8i+7 give the row addresses of matrix i (8 rows of 8 b16); each lane
+/// receives its [`matrix_fragment`] of each matrix.
 fn ldmatrix(num: u32, trans: bool, row_address: impl Fn(usize) -> u64) -> Vec<Vec<u64>> {
-    let element = |m: usize, row: usize, col: usize| -> u16 {
-        let addr = row_address(8 * m + row) + 2 * col as u64;
-        // SAFETY: the address was computed by the kernel for a shared-memory row, as
-        // `ld.shared` would read it, and (when confined) checked to lie in shared memory.
-        unsafe { std::ptr::read_unaligned(addr as *const u16) }
-    };
     (0..32)
         .map(|l| {
             (0..num as usize)
                 .map(|m| {
-                    let (g, t) = (l / 4, l % 4);
-                    let (lo, hi) = if trans {
-                        (element(m, 2 * t, g), element(m, 2 * t + 1, g))
-                    } else {
-                        (element(m, g, 2 * t), element(m, g, 2 * t + 1))
-                    };
+                    let [lo, hi] = matrix_fragment(l, trans).map(|at| {
+                        let addr = matrix_element(&row_address, m, at);
+                        // SAFETY: the address was computed by the kernel for a shared-memory
+                        // row, as `ld.shared` would read it, and (when confined) checked to
+                        // lie in shared memory.
+                        unsafe { std::ptr::read_unaligned(addr as *const u16) }
+                    });
                     lo as u64 | (hi as u64) << 16
                 })
                 .collect()
         })
         .collect()
+}
+
+/// `stmatrix`: the inverse of [`ldmatrix`]: each lane's register m (`word(l, m)`) holds its
+/// [`matrix_fragment`] of matrix m, stored at the rows lanes 8m..8m+7 give.
+fn stmatrix(
+    num: u32,
+    trans: bool,
+    row_address: impl Fn(usize) -> u64,
+    word: impl Fn(usize, usize) -> u64,
+) {
+    for l in 0..32 {
+        for m in 0..num as usize {
+            let w = word(l, m);
+            for (k, at) in matrix_fragment(l, trans).into_iter().enumerate() {
+                let addr = matrix_element(&row_address, m, at);
+                // SAFETY: as for `ldmatrix`: a shared-memory row the kernel computed, checked
+                // when confined.
+                unsafe { std::ptr::write_unaligned(addr as *mut u16, (w >> (16 * k)) as u16) }
+            }
+        }
+    }
 }
 
 /// `mma.sync.aligned` over a warp: `regs[lane]` holds the lane's A, B and C registers in

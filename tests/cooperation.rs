@@ -629,3 +629,61 @@ fn elect_sync_leads_with_the_lowest_member_lane() {
         assert_eq!(*v, expect, "lane {lane}");
     }
 }
+
+/// Each of 32 lanes stores its index-derived words with `stmatrix.x4{.trans}` to shared memory
+/// (four 8×8 b16 matrices, lane `8m + r` giving row r of matrix m), and the block writes the
+/// 256 halves out.
+fn stmatrix(trans: &str) -> Vec<u16> {
+    let got = run(
+        ".shared .align 16 .b16 mat[256];",
+        &format!(
+            "shr.u32 %r1, %lane, 3;\nand.b32 %r2, %lane, 7;\nmad.lo.u32 %r3, %r1, 64, 0;\n\
+             mad.lo.u32 %r3, %r2, 8, %r3;\nshl.b32 %r3, %r3, 1;\nmov.u32 %r4, mat;\nadd.u32 %r3, %r3, %r4;\n\
+             shl.b32 %r10, %lane, 16;\n\
+             or.b32 %r5, %r10, 0;\nor.b32 %r6, %r10, 1;\nor.b32 %r7, %r10, 2;\nor.b32 %r8, %r10, 3;\n\
+             add.u32 %r5, %r5, 0x1000;\nadd.u32 %r6, %r6, 0x1000;\nadd.u32 %r7, %r7, 0x1000;\nadd.u32 %r8, %r8, 0x1000;\n\
+             stmatrix.sync.aligned.m8n8.x4{trans}.shared.b16 [%r3], {{%r5, %r6, %r7, %r8}};\n\
+             bar.sync 0;\nshl.b32 %r11, %t, 4;\nadd.u32 %r11, %r11, %r4;\n\
+             ld.shared.v4.b32 {{%r12, %r13, %r14, %r15}}, [%r11];\nmul.wide.u32 %rd1, %t, 16;\n\
+             add.s64 %rd1, %out, %rd1;\nst.global.v4.b32 [%rd1], {{%r12, %r13, %r14, %r15}};"
+        ),
+        128,
+        1,
+        32,
+    )
+    .unwrap();
+    got.iter()
+        .flat_map(|w| [*w as u16, (*w >> 16) as u16])
+        .collect()
+}
+
+#[test]
+fn stmatrix_stores_each_lanes_fragment_where_ldmatrix_would_load_it() {
+    // Register m of lane l holds 0x1000 + m in its low half and l in its high half.
+    for trans in ["", ".trans"] {
+        let got = stmatrix(trans);
+        for m in 0..4 {
+            for row in 0..8 {
+                for col in 0..8 {
+                    let (r, c) = if trans.is_empty() {
+                        (row, col)
+                    } else {
+                        (col, row)
+                    };
+                    // Lane l holds (r, c) = (l/4, 2(l%4) + half).
+                    let lane = r * 4 + c / 2;
+                    let want = if c % 2 == 0 {
+                        0x1000 + m as u16
+                    } else {
+                        lane as u16
+                    };
+                    assert_eq!(
+                        got[64 * m + 8 * row + col],
+                        want,
+                        "{trans} m{m} ({row},{col})"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -591,8 +591,10 @@ pub enum Op {
         from_shared: bool,
         hint: bool,
     },
-    /// `prefetch`, `prefetchu`, `cp.async.bulk.prefetch`: no cache to warm here.
-    Prefetch,
+    /// Advice to the hardware, with no effect here: `prefetch`, `prefetchu`,
+    /// `cp.async.bulk.prefetch` (no cache to warm), `setmaxnreg` (a CPU thread's registers
+    /// are its own).
+    Hint,
     /// The `mbarrier` instructions and `cp.async.mbarrier.arrive` (`crate::mbarrier`): `space`
     /// is `Shared` (`.shared{::cta}`, and `.shared::cluster`, a cluster being one CTA) or
     /// `Generic`.
@@ -608,8 +610,9 @@ pub enum Op {
         ty: PtxType,
     },
     Activemask,
-    /// `ldmatrix.sync.aligned.m8n8.xN{.trans}{.shared}.b16`.
-    Ldmatrix {
+    /// `ldmatrix` (`store` false) or `stmatrix` `.sync.aligned.m8n8.xN{.trans}{.shared}.b16`.
+    WarpMatrix {
+        store: bool,
         num: u32,
         trans: bool,
         /// `Shared`, or `Generic` (an address that must point into shared memory).

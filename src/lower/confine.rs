@@ -94,7 +94,13 @@ impl Translator<'_, '_> {
 
     /// `ldmatrix`: lanes below 8 × `matrices` give the address (in `space`: shared or
     /// generic) of a 16-byte row of shared memory (the other lanes' addresses are not used).
-    pub(super) fn check_matrix_row(&mut self, addr: Value, space: StateSpace, matrices: u32) {
+    pub(super) fn check_matrix_row(
+        &mut self,
+        addr: Value,
+        space: StateSpace,
+        matrices: u32,
+        is_store: bool,
+    ) {
         if !self.confined {
             return;
         }
@@ -112,14 +118,14 @@ impl Translator<'_, '_> {
             addr,
             space,
             16,
-            false,
+            is_store,
             Why::Always(Status::MISALIGNED),
         );
         let inside = self.in_shared_memory(addr, 16);
         let outside = self.b.ins().bxor_imm_u(inside, 1);
         let bad = self.b.ins().band(used, outside);
         let why = Why::Always(Status::ILLEGAL_ADDRESS);
-        self.fault_with(bad, addr, space, 16, false, why);
+        self.fault_with(bad, addr, space, 16, is_store, why);
     }
 
     /// Bytes from a variable's start that accesses through its name may reach, if known before

@@ -65,7 +65,7 @@ fn first_is_destination(op: Op) -> bool {
         | Op::GridDepControl
         | Op::CpAsync { .. }
         | Op::CpAsyncBulk { .. }
-        | Op::Prefetch
+        | Op::Hint
         | Op::CpAsyncGroup
         | Op::WarpSync => false,
         Op::Bar(crate::frontend::checked::BarKind::Red(_)) => true,

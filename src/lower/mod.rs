@@ -735,7 +735,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             | Op::Vote(_)
             | Op::Match { .. }
             | Op::WarpSync
-            | Op::Ldmatrix { .. }
+            | Op::WarpMatrix { .. }
             | Op::Mma(_)
             | Op::Redux { .. }
             | Op::Elect
@@ -759,7 +759,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 from_shared,
                 hint,
             } => self.cp_async_bulk(to_global, from_shared, hint, a)?,
-            Op::Prefetch => {}
+            Op::Hint => {}
             Op::Video(v) => self.video(v, a)?,
             Op::Movmatrix => {
                 return Err(self.err("movmatrix reached lowering unexpanded".to_string()));

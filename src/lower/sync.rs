@@ -29,7 +29,9 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                 },
                 Op::Elect => SyncKind::Elect,
                 Op::WarpSync => SyncKind::WarpSync,
-                Op::Ldmatrix { num, trans, .. } => SyncKind::Ldmatrix { num, trans },
+                Op::WarpMatrix {
+                    store, num, trans, ..
+                } => SyncKind::WarpMatrix { store, num, trans },
                 Op::Mma(form) => SyncKind::Mma(form),
                 Op::Mbarrier {
                     op: MbarrierOp::Wait { parity, .. },
@@ -178,10 +180,27 @@ impl Translator<'_, '_> {
                 let m = self.read(&a[0], PtxType::B32)?;
                 self.store_arg(frame::MASK_ARG, m);
             }
-            Op::Ldmatrix { num, space, .. } => {
-                let addr = self.address(&a[1], space)?;
-                self.check_matrix_row(addr, space, num);
+            Op::WarpMatrix {
+                store, num, space, ..
+            } => {
+                let (rows, regs) = if store {
+                    (&a[0], &a[1])
+                } else {
+                    (&a[1], &a[0])
+                };
+                let addr = self.address(rows, space)?;
+                self.check_matrix_row(addr, space, num, store);
                 self.store_arg(0, addr);
+                if store {
+                    let words = self.elements(regs).to_vec();
+                    if words.len() != num as usize {
+                        return Err(self.err(format!("stmatrix .x{num} stores {num} registers")));
+                    }
+                    for (k, w) in words.iter().enumerate() {
+                        let v = self.read(w, PtxType::B32)?;
+                        self.store_arg(1 + k as i32, v);
+                    }
+                }
                 let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
                 self.store_arg(frame::MASK_ARG, all);
             }
@@ -268,7 +287,7 @@ impl Translator<'_, '_> {
                 }
                 d => self.write(d, value32, PtxType::B32)?,
             },
-            Op::Ldmatrix { .. } => self.write_results(&a[0], PtxType::B32)?,
+            Op::WarpMatrix { store: false, .. } => self.write_results(&a[0], PtxType::B32)?,
             Op::Mma(form) => {
                 let ty = match form.d {
                     MmaType::F32 => PtxType::F32,

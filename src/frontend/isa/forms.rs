@@ -571,7 +571,10 @@ pub const FORMS: &[Form] = forms![
         "Warp Level Matrix Instructions: movmatrix", |_| Op::Movmatrix;
     "ldmatrix.sync.aligned.shape.num{.trans}{.ss}.type r, [p]",
         ".shape = { .m8n8 }; .num = { .x1, .x2, .x4 }; .ss = { .shared{::cta} }; .type = { .b16 }",
-        "Warp Level Matrix Instructions: ldmatrix", |m| ldmatrix(m);
+        "Warp Level Matrix Instructions: ldmatrix", |m| warp_matrix(false, m);
+    "stmatrix.sync.aligned.shape.num{.trans}{.ss}.type [p], r",
+        ".shape = { .m8n8 }; .num = { .x1, .x2, .x4 }; .ss = { .shared{::cta} }; .type = { .b16 }",
+        "Warp Level Matrix Instructions: stmatrix", |m| warp_matrix(true, m);
     "mma.sync.aligned.shape.row.col.dtype.f16.f16.ctype d, a, b, c", ".shape = { .m16n8k8, .m16n8k16 }; .dtype = { .f16, .f32 }; .ctype = { .f16, .f32 }",
         "Warp Level Matrix Instructions: mma", |m| mma(m, "f16", "f16");
     "mma.sync.aligned.shape.row.col.f32.bf16.bf16.f32 d, a, b, c", ".shape = { .m16n8k8, .m16n8k16 }",
@@ -615,13 +618,16 @@ pub const FORMS: &[Form] = forms![
     "cp.async.bulk.wait_group{.read} N", "",
         "Data Movement and Conversion Instructions: cp.async.bulk.wait_group", |_| Op::CpAsyncGroup;
     "cp.async.bulk.prefetch.L2.global{.level::cache_hint} [srcMem], size{, cache-policy}", "",
-        "Data Movement and Conversion Instructions: cp.async.bulk.prefetch", |_| Op::Prefetch;
+        "Data Movement and Conversion Instructions: cp.async.bulk.prefetch", |_| Op::Hint;
     "prefetch{.space}.level [a]", ".space = { .global, .local }; .level = { .L1, .L2 }",
-        "Data Movement and Conversion Instructions: prefetch, prefetchu", |_| Op::Prefetch;
+        "Data Movement and Conversion Instructions: prefetch, prefetchu", |_| Op::Hint;
     "prefetch.global.level::eviction_priority [a]", ".level::eviction_priority = { .L2::evict_last, .L2::evict_normal }",
-        "Data Movement and Conversion Instructions: prefetch, prefetchu", |_| Op::Prefetch;
+        "Data Movement and Conversion Instructions: prefetch, prefetchu", |_| Op::Hint;
+    // Moves registers between a warpgroup's warps on a GPU; a CPU thread's budget is its own.
+    "setmaxnreg.action.sync.aligned.u32 imm-reg-count", ".action = { .inc, .dec }",
+        "Miscellaneous Instructions: setmaxnreg", |_| Op::Hint;
     "prefetchu.L1 [a]", "",
-        "Data Movement and Conversion Instructions: prefetch, prefetchu", |_| Op::Prefetch;
+        "Data Movement and Conversion Instructions: prefetch, prefetchu", |_| Op::Hint;
     "createpolicy.range{.global}.level::primary_priority{.level::secondary_priority}.b64 cache-policy, [a], primary-size, total-size",
         POLICY_SETS, "Data Movement and Conversion Instructions: createpolicy", |_| Op::CreatePolicy;
     "createpolicy.fractional.level::primary_priority{.level::secondary_priority}.b64 cache-policy{, fraction}",
@@ -1210,8 +1216,9 @@ fn vote(m: &Match) -> Op {
     })
 }
 
-fn ldmatrix(m: &Match) -> Op {
-    Op::Ldmatrix {
+fn warp_matrix(store: bool, m: &Match) -> Op {
+    Op::WarpMatrix {
+        store,
         num: m
             .word(".num")
             .and_then(|n| n[1..].parse().ok())
