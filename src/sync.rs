@@ -210,7 +210,7 @@ impl CoopKernel {
         Err(self.fail(kind, point))
     }
 
-    /// The threads waiting at an mbarrier wait: (thread, point, object word, state).
+    /// The threads waiting at an mbarrier wait: (thread, point, host address of the object).
     fn mbarrier_waiters(&self, f: &Frames, at: &[At]) -> Vec<(usize, usize, u64)> {
         (0..at.len())
             .filter_map(|t| match at[t] {

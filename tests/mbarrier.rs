@@ -9,6 +9,11 @@ const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
 /// with `%t` = %tid.x, `%n` = %ntid.x, `%bar` = bar's shared address, `%sh` = sh's, and `%o`
 /// = out + 4 × %t. Returns `words` u32 of the output.
 fn run(body: &str, threads: u32, words: usize) -> Result<Vec<u32>, String> {
+    run_on(body, threads, &vec![0; words])
+}
+
+/// [`run`] with the output buffer holding `words` at the start; returns all of it.
+fn run_on(body: &str, threads: u32, words: &[u32]) -> Result<Vec<u32>, String> {
     let ptx = format!(
         "{HEAD}.visible .entry k(.param .u64 k_out)\n{{\n\
          .reg .pred %p<8>;\n.reg .b32 %r<24>;\n.reg .b64 %rd<8>, %state;\n\
@@ -19,7 +24,7 @@ fn run(body: &str, threads: u32, words: usize) -> Result<Vec<u32>, String> {
          {body}\nret;\n}}\n"
     );
     let module = Module::from_ptx(&ptx).map_err(|e| e.to_string())?;
-    let out = DeviceBuffer::zeroed(words * 4).unwrap();
+    let out = DeviceBuffer::from_slice(words).unwrap();
     module
         .kernel("k")
         .unwrap()
@@ -170,31 +175,10 @@ fn cp_async_mbarrier_arrive_noinc_counts_as_the_threads_arrival() {
          {SUM_SH}st.global.u32 [%o], %r1;",
         init("%n")
     );
-    let ptx_out = |threads: u32| {
-        let ptx = format!(
-            "{HEAD}.visible .entry k(.param .u64 k_out)\n{{\n\
-             .reg .pred %p<8>;\n.reg .b32 %r<24>;\n.reg .b64 %rd<8>, %state;\n\
-             .reg .b32 %t, %n, %bar, %sh;\n.reg .b64 %out, %o;\n\
-             .shared .align 8 .b64 bar;\n.shared .align 4 .u32 sh[64];\n\
-             ld.param.u64 %out, [k_out];\nmov.u32 %t, %tid.x;\nmov.u32 %n, %ntid.x;\n\
-             mov.u32 %bar, bar;\nmov.u32 %sh, sh;\nmul.wide.u32 %rd7, %t, 4;\nadd.s64 %o, %out, %rd7;\n\
-             {body}\nret;\n}}\n"
-        );
-        let module = Module::from_ptx(&ptx).unwrap();
-        // Words 0..64: results; 64..128: the inputs, 1..=64.
-        let mut words = vec![0u32; 128];
-        for i in 0..64 {
-            words[64 + i] = i as u32 + 1;
-        }
-        let out = DeviceBuffer::from_slice(&words).unwrap();
-        module
-            .kernel("k")
-            .unwrap()
-            .launch(1, threads, &[Arg::buffer(&out)])
-            .unwrap();
-        out.to_vec::<u32>()[..threads as usize].to_vec()
-    };
-    assert_eq!(ptx_out(32), vec![32 * 33 / 2; 32]);
+    // Words 0..64: results; 64..128: the inputs, 1..=64.
+    let words: Vec<u32> = (0..128).map(|i| if i < 64 { 0 } else { i - 63 }).collect();
+    let got = run_on(&body, 32, &words).unwrap();
+    assert_eq!(got[..32], vec![32 * 33 / 2; 32]);
 }
 
 #[test]
