@@ -27,15 +27,16 @@ impl Translator<'_, '_> {
             MbarrierOp::Arrive { .. } => (Some(&a[0]), &a[1..]),
             _ => (None, a),
         };
-        let operand = match (op, rest.get(1)) {
-            (_, Some(n)) => {
+        let operand = match rest.get(1) {
+            Some(n) => {
                 let n = self.read(n, PtxType::U32)?;
                 self.b.ins().uextend(types::I64, n)
             }
             // An arrival counts one unless told otherwise.
-            (_, None) => self.b.ins().iconst(types::I64, 1),
+            None => self.b.ins().iconst(types::I64, 1),
         };
-        let result = self.mbarrier_call(op, space, &rest[0], operand)?;
+        let addr = self.access_address(&rest[0], space, 8, true)?;
+        let result = self.mbarrier_run(op, addr, operand);
         if let Some(state) = state {
             self.write(state, result, PtxType::B64)?;
         }
@@ -69,18 +70,7 @@ impl Translator<'_, '_> {
         Ok((addr, state, done))
     }
 
-    /// Calls `ptxjit_mbarrier` on `[addr_arg]`; a misuse ends the launch here.
-    fn mbarrier_call(
-        &mut self,
-        op: MbarrierOp,
-        space: StateSpace,
-        addr_arg: &Arg,
-        operand: Value,
-    ) -> LResult<Value> {
-        let addr = self.access_address(addr_arg, space, 8, true)?;
-        Ok(self.mbarrier_run(op, addr, operand))
-    }
-
+    /// Calls `ptxjit_mbarrier` on the object at `addr`; a misuse ends the launch here.
     pub(super) fn mbarrier_run(&mut self, op: MbarrierOp, addr: Value, operand: Value) -> Value {
         let code = self.b.ins().iconst(types::I32, code(op) as i64);
         let f = self.helper_ref("ptxjit_mbarrier");
