@@ -189,6 +189,18 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
             vec![types::I64],
         ),
         (
+            "ptxjit_tensor_copy",
+            helpers::tensor_copy as *const u8,
+            vec![types::I64],
+            vec![types::I32],
+        ),
+        (
+            "ptxjit_tensormap_replace",
+            helpers::tensormap_replace as *const u8,
+            vec![types::I64, types::I32, types::I32, types::I64],
+            vec![],
+        ),
+        (
             "ptxjit_video",
             helpers::video as *const u8,
             vec![types::I64, types::I32, types::I32, types::I32],
@@ -277,6 +289,19 @@ mod helpers {
     pub extern "C" fn mbarrier(addr: u64, code: u32, operand: u64) -> u64 {
         // SAFETY: the compiled code checked the access as a `.b64` store.
         unsafe { crate::mbarrier::run(addr, code, operand) }
+    }
+    /// `cp.async.bulk.tensor` (`crate::tensor_copy::run`): 0, or the status kind to end with.
+    pub extern "C" fn tensor_copy(req: u64) -> u32 {
+        // SAFETY: the compiled code filled the request on its stack, the map's bytes checked.
+        unsafe { crate::tensor_copy::run(&mut *(req as *mut crate::tensor_copy::Request)) }
+    }
+    /// `tensormap.replace` of field `Field::ALL[field]` in the map at a checked address.
+    pub extern "C" fn tensormap_replace(addr: u64, field: u32, ord: u32, value: u64) {
+        use crate::tensor_map::{Field, SIZE, replace};
+        // SAFETY: the compiled code checked the map's 128 bytes as a store.
+        let map = unsafe { &mut *(addr as *mut [u8; SIZE]) };
+        // The ordinal and the immediate codes were checked when compiling.
+        let _ = replace(map, Field::ALL[field as usize], ord, value);
     }
     /// A video instruction packed by `Video::to_bits`.
     pub extern "C" fn video(code: u64, a: u32, b: u32, c: u32) -> u32 {

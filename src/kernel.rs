@@ -346,9 +346,9 @@ impl Kernel {
                 )));
             }
         }
-        // The parameter buffer, 8-byte aligned as the code expects for .u64 parameters.
-        let mut words = vec![0u64; (f.params_size as usize).div_ceil(8).max(1)];
-        let buf: &mut [u8] = bytes_of_mut(&mut words);
+        // The parameter buffer, aligned as `.param .align 64` tensor maps need.
+        let mut lines = ptxjit_runtime::Line::zeroed((f.params_size as usize).max(1));
+        let buf: &mut [u8] = ptxjit_runtime::Line::bytes_mut(&mut lines);
         for (i, (p, a)) in f.params.iter().zip(args).enumerate() {
             if a.bytes.len() != p.size as usize {
                 return Err(self.launch_error(format!(
@@ -503,6 +503,16 @@ impl Kernel {
                  unchanged for {} rounds in which no other thread could proceed)",
                 crate::sync::STUCK_ROUNDS
             ),
+            StatusKind::Other(crate::sync::status::TENSOR_MAP) => failure
+                .fault
+                .and_then(|f| crate::tensor_map::MapError::from_words(f.address, f.width as u64))
+                .map_or("invalid tensor map".to_string(), |e| {
+                    if e.is_unsupported() {
+                        format!("tensor map: {e}")
+                    } else {
+                        format!("invalid tensor map: {e}")
+                    }
+                }),
             StatusKind::Other(k) => format!("error {k}"),
         };
         let inst = m
@@ -529,12 +539,6 @@ impl Kernel {
             instruction,
         }
     }
-}
-
-fn bytes_of_mut(words: &mut [u64]) -> &mut [u8] {
-    let len = std::mem::size_of_val(words);
-    // SAFETY: u64 has no padding and u8 has alignment 1.
-    unsafe { std::slice::from_raw_parts_mut(words.as_mut_ptr() as *mut u8, len) }
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ pub mod native;
 pub mod semantics;
 pub mod stats;
 pub mod sync;
+pub mod tensor_copy;
+pub mod tensor_map;
 pub mod types;
 
 pub use error::{Diagnostic, Error, Result};

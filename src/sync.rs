@@ -54,6 +54,9 @@ pub mod status {
     pub const MBARRIER_RANGE: u32 = 20;
     /// Threads wait on mbarrier phases that nothing can complete any more.
     pub const MBARRIER_DEADLOCK: u32 = 21;
+    /// A tensor copy through a map that breaks a rule (`crate::tensor_map::MapError`, in the
+    /// fault words).
+    pub const TENSOR_MAP: u32 = 22;
 }
 
 /// Rounds in a row that every thread waiting on an mbarrier may time out seeing its object

@@ -20,3 +20,9 @@ fn hostile_calls_return_errors_and_leave_memory_unchanged() {
 fn calls_out_of_order_get_the_drivers_errors() {
     common::run_c_client("driver_state");
 }
+
+/// cuTensorMapEncodeTiled's map read by cp.async.bulk.tensor, and the driver's rules (issue 14).
+#[test]
+fn a_c_program_copies_tiles_through_a_tensor_map() {
+    common::run_c_client("tensor_map");
+}

@@ -138,6 +138,26 @@ pub struct BlockContext {
 /// runs on its caller's thread.
 const EXECUTOR_STACK_BYTES: u64 = 256 << 10;
 
+/// 128 bytes aligned to 128: the unit of a block's shared memory and of a kernel's parameter
+/// buffer, so that an object's alignment in those spaces (a tensor map's 64 bytes, a swizzled
+/// box's 128) is that of its host address.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C, align(128))]
+pub struct Line(pub [u64; 16]);
+
+impl Line {
+    /// Zeroed lines holding at least `bytes` bytes.
+    pub fn zeroed(bytes: usize) -> Vec<Line> {
+        vec![Line::default(); bytes.div_ceil(size_of::<Line>())]
+    }
+
+    pub fn bytes_mut(lines: &mut [Line]) -> &mut [u8] {
+        let len = size_of_val(lines);
+        // SAFETY: a line is 128 plain bytes, no padding; u8 has alignment 1.
+        unsafe { std::slice::from_raw_parts_mut(lines.as_mut_ptr() as *mut u8, len) }
+    }
+}
+
 /// Stack a block function may use below the runtime's frame (workers have twice this:
 /// [`workers::STACK_BYTES`](crate::workers::STACK_BYTES)).
 pub const KERNEL_STACK_BYTES: u64 = 1 << 20;
@@ -404,7 +424,7 @@ unsafe fn run_grid(
     });
     // Raw pointers are not Send; pass the parameter buffer's address instead.
     let params_addr = params.as_ptr() as usize;
-    let run_block = |scratch: &mut (Vec<u64>, Vec<u64>), index: u64| -> Result<(), BlockFailure> {
+    let run_block = |scratch: &mut (Vec<Line>, Vec<u64>), index: u64| -> Result<(), BlockFailure> {
         let (shared, frames) = scratch;
         let ctaid = [
             (index % g.x as u64) as u32,
@@ -416,9 +436,10 @@ unsafe fn run_grid(
             block: Dim3::new(ctaid[0], ctaid[1], ctaid[2]),
             fault: ctx
                 .filter(|_| {
+                    // (Other kinds may describe themselves in the fault words too.)
                     matches!(
                         Status(status).kind(),
-                        StatusKind::IllegalAddress | StatusKind::Misaligned
+                        StatusKind::IllegalAddress | StatusKind::Misaligned | StatusKind::Other(_)
                     )
                 })
                 .map(|c| Fault::decode(c.fault_address.get(), c.fault_detail.get())),
@@ -431,7 +452,7 @@ unsafe fn run_grid(
         }
         // Shared memory and frames start zeroed in every block, so results never depend on
         // scheduling.
-        shared.iter_mut().for_each(|w| *w = 0);
+        shared.iter_mut().for_each(|w| *w = Line::default());
         frames.iter_mut().for_each(|w| *w = 0);
         let ctx = BlockContext {
             params: params_addr as *const u8,
@@ -479,7 +500,7 @@ unsafe fn run_grid(
     // A block that ran and failed says more than a block skipped after the abort, whichever
     // rayon reports: the first such failure is kept here.
     let ran_and_failed: Mutex<Option<BlockFailure>> = Mutex::new(None);
-    let run_block = |scratch: &mut (Vec<u64>, Vec<u64>), index: u64| {
+    let run_block = |scratch: &mut (Vec<Line>, Vec<u64>), index: u64| {
         run_block(scratch, index).inspect_err(|f| {
             if f.status != aborted().status {
                 let mut first = ran_and_failed.lock().unwrap_or_else(|e| e.into_inner());
@@ -487,8 +508,7 @@ unsafe fn run_grid(
             }
         })
     };
-    let words = shared_bytes.div_ceil(8);
-    let scratch = || (vec![0u64; words], vec![0u64; frame_words]);
+    let scratch = || (Line::zeroed(shared_bytes), vec![0u64; frame_words]);
     // One block cannot run in parallel: on the caller's thread if its stack has the room the
     // kernel may use, plus the executor's own frames.
     if blocks == 1 && workers::room_here(KERNEL_STACK_BYTES + EXECUTOR_STACK_BYTES) {

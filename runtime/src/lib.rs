@@ -10,8 +10,8 @@ pub mod workers;
 
 pub use launch::{
     BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, Fault, KERNEL_STACK_BYTES,
-    LaunchConfig, LaunchOptions, MAX_BLOCK, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK, Schedule,
-    Status, StatusKind, block_fits, block_limits, launch, launch_scheduled,
+    LaunchConfig, LaunchOptions, Line, MAX_BLOCK, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
+    Schedule, Status, StatusKind, block_fits, block_limits, launch, launch_scheduled,
 };
 pub use memory::{Arena, DeviceBuffer, SLOT_SHIFT, arena, granule};
 

@@ -214,6 +214,12 @@ pub enum OperandKind {
         base: Option<String>,
         offset: i64,
     },
+    /// `[base+offset, {a, b}]`: a tensor map and coordinates (`cp.async.bulk.tensor`).
+    TensorAddress {
+        base: Option<String>,
+        offset: i64,
+        coords: Vec<Operand>,
+    },
     /// `{a, b}`.
     Vector(Vec<Operand>),
     /// `(a, b)` in `call`.

@@ -85,7 +85,7 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
             vars: Vec::new(),
             scopes: Scopes::default(),
             limit_reported: Cell::new(false),
-            labels: HashMap::new(),
+            labels: Vec::new(),
             label_pos: Vec::new(),
             label_names: Vec::new(),
             body: Vec::new(),
@@ -290,7 +290,10 @@ struct FunctionChecker<'a> {
     vars: Vec<Var>,
     scopes: Scopes,
     limit_reported: Cell<bool>,
-    labels: HashMap<String, LabelId>,
+    /// The labels of each enclosing `{ }` block, innermost last: a label is local to the
+    /// block that defines it (ptxas accepts the same label in two blocks; Triton's inline
+    /// assembly repeats `waitLoop:` in every wait), and a branch takes the innermost.
+    labels: Vec<HashMap<String, LabelId>>,
     label_pos: Vec<usize>,
     label_names: Vec<String>,
     body: Vec<Inst>,
@@ -403,16 +406,6 @@ impl<'a> FunctionChecker<'a> {
     fn collect_labels(&mut self, stmts: &[Stmt]) {
         for s in stmts {
             match s {
-                Stmt::Label { name, span } => {
-                    if self.labels.contains_key(name) {
-                        self.diags
-                            .push(self.err(*span, format!("label '{name}' is defined twice")));
-                    } else {
-                        self.labels.insert(name.clone(), self.label_names.len());
-                        self.label_names.push(name.clone());
-                        self.label_pos.push(usize::MAX);
-                    }
-                }
                 Stmt::Callees {
                     name,
                     span,
@@ -430,6 +423,28 @@ impl<'a> FunctionChecker<'a> {
                 _ => {}
             }
         }
+    }
+
+    /// Opens the label scope of a block: the labels its own statements define.
+    fn declare_labels(&mut self, stmts: &[Stmt]) {
+        let mut scope = HashMap::new();
+        for s in stmts {
+            if let Stmt::Label { name, span } = s {
+                if scope.contains_key(name) {
+                    self.diags
+                        .push(self.err(*span, format!("label '{name}' is defined twice")));
+                } else {
+                    scope.insert(name.clone(), self.label_names.len());
+                    self.label_names.push(name.clone());
+                    self.label_pos.push(usize::MAX);
+                }
+            }
+        }
+        self.labels.push(scope);
+    }
+
+    fn label(&self, name: &str) -> Option<LabelId> {
+        self.labels.iter().rev().find_map(|s| s.get(name).copied())
     }
 
     /// The defined functions a `.callprototype` matches, or the `.calltargets` named.
@@ -453,6 +468,7 @@ impl<'a> FunctionChecker<'a> {
     }
 
     fn block(&mut self, stmts: &[Stmt]) {
+        self.declare_labels(stmts);
         for s in stmts {
             match s {
                 Stmt::Reg(r) => {
@@ -485,7 +501,7 @@ impl<'a> FunctionChecker<'a> {
                     Err(d) => self.diags.push(d),
                 },
                 Stmt::Label { name, .. } => {
-                    let id = self.labels[name];
+                    let id = self.labels.last().expect("declared")[name];
                     self.label_pos[id] = self.body.len();
                 }
                 Stmt::Callees { .. } => {}
@@ -497,6 +513,7 @@ impl<'a> FunctionChecker<'a> {
                 }
             }
         }
+        self.labels.pop();
     }
 
     /// Checks `i` into the body (a function of its own: `block` recurses once per nesting
@@ -751,6 +768,31 @@ impl<'a> FunctionChecker<'a> {
                 };
             }
         }
+        // `[tensorMap, {c0, c1}]`: the map's address, then the coordinates as a vector; only
+        // where a tensor copy's line has it.
+        let tensor_at = match op {
+            Op::CpAsyncBulkTensor { store, .. } => Some(if store { 0 } else { 1 }),
+            _ => None,
+        };
+        for (k, o) in i.operands.iter().enumerate() {
+            let is_tensor = matches!(o.kind, OperandKind::TensorAddress { .. });
+            if is_tensor != (tensor_at == Some(k)) {
+                let msg = match is_tensor {
+                    true => "a [tensorMap, {coordinates}] operand belongs to cp.async.bulk.tensor",
+                    false => "expected [tensorMap, {coordinates}]",
+                };
+                return Err(self.err(o.span, msg.to_string()));
+            }
+        }
+        for (k, o) in i.operands.iter().enumerate().rev() {
+            if let OperandKind::TensorAddress { coords, .. } = &o.kind {
+                let mut v = Vec::new();
+                for c in coords {
+                    v.push(self.operand(c, op)?);
+                }
+                args.insert(k + 1, Arg::Vector(v));
+            }
+        }
         // `vote` without `.sync` votes among the warp's active lanes: here, between
         // synchronization points, every lane of the warp that has not exited.
         if let (Op::Vote(_), 2) = (op, args.len()) {
@@ -858,7 +900,7 @@ impl<'a> FunctionChecker<'a> {
                     return Ok(Arg::Imm(Immediate::Int(32)));
                 }
                 if matches!(op, Op::Bra)
-                    && let Some(&l) = self.labels.get(name)
+                    && let Some(l) = self.label(name)
                 {
                     return Ok(Arg::Label(l));
                 }
@@ -897,7 +939,8 @@ impl<'a> FunctionChecker<'a> {
                 };
                 Arg::SymbolAddr(s, offset)
             }
-            OperandKind::Address { base, offset } => {
+            OperandKind::Address { base, offset }
+            | OperandKind::TensorAddress { base, offset, .. } => {
                 let base = match base {
                     None => AddrBase::Absolute,
                     Some(name) => match self.lookup(name) {

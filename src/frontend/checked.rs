@@ -591,6 +591,25 @@ pub enum Op {
         from_shared: bool,
         hint: bool,
     },
+    /// `cp.async.bulk.tensor.Nd` in tile mode (`crate::tensor_copy`), copied at issue. The
+    /// checker splits the `[tensorMap, {coords}]` operand in two: a load's operands are
+    /// `[dstMem], [tensorMap], {coords}, [mbar]{, cache-policy}` (its bytes then completed on
+    /// `mbar`), a store's `[tensorMap], {coords}, [srcMem]{, cache-policy}`.
+    CpAsyncBulkTensor {
+        dims: u8,
+        store: bool,
+        hint: bool,
+    },
+    /// `tensormap.replace.tile.field{.ss}.b1024.type [addr], {ord,} new_val`
+    /// (`crate::tensor_map::replace`); `space` is `Global`, `Shared` or `Generic`.
+    TensormapReplace {
+        field: crate::tensor_map::Field,
+        space: StateSpace,
+        ty: PtxType,
+    },
+    /// `tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope
+    /// .sync.aligned [dst], [src], 128`: a map copied from shared to global memory.
+    TensormapCopy,
     /// Advice to the hardware, with no effect here: `prefetch`, `prefetchu`,
     /// `cp.async.bulk.prefetch` (no cache to warm), `setmaxnreg` (a CPU thread's registers
     /// are its own).

@@ -922,6 +922,17 @@ impl<'a> Parser<'a> {
                 _ => return self.err(span, format!("expected an integer offset, found '{w}'")),
             }
         }
+        if self.eat_punct(',') {
+            let start = self.span();
+            self.expect_punct('{')?;
+            let coords = self.nested(start, |p| p.operand_list('}'))?;
+            self.expect_punct(']')?;
+            return Ok(OperandKind::TensorAddress {
+                base,
+                offset,
+                coords,
+            });
+        }
         self.expect_punct(']')?;
         Ok(OperandKind::Address { base, offset })
     }

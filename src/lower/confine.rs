@@ -6,7 +6,7 @@
 //! - shared: inside the block's shared memory (static plus dynamic bytes);
 //! - local: inside the thread's `.local` variables;
 //! - param: inside the kernel's parameter buffer;
-//! - generic: any of global, shared, local.
+//! - generic: any of global, shared, local, and a kernel's parameters (`cvta.param`).
 //!
 //! An access through a variable's name and a constant offset is checked once, here, at
 //! compile time. Every access must also be aligned to its width (PTX requires it; CUDA
@@ -56,6 +56,20 @@ impl Translator<'_, '_> {
     /// Checks `width` bytes at the host address `addr` in `space` (when the module is
     /// compiled confined): inside the space's memory and aligned to `width`.
     pub fn check_access(&mut self, addr: Value, space: StateSpace, width: u32, is_store: bool) {
+        self.check_range(addr, space, width, width, is_store);
+    }
+
+    /// [`check_access`](Self::check_access) of an object of `width` bytes (at most 255)
+    /// aligned to `align`; a shared address's alignment is its offset's in the block's shared
+    /// memory.
+    pub fn check_range(
+        &mut self,
+        addr: Value,
+        space: StateSpace,
+        width: u32,
+        align: u32,
+        is_store: bool,
+    ) {
         if !self.confined {
             return;
         }
@@ -77,7 +91,9 @@ impl Translator<'_, '_> {
                 self.b.switch_to_block(others);
                 let shared = self.in_shared_memory(addr, width);
                 let local = self.in_local_memory(addr, width);
+                let param = self.in_parameters(addr, width);
                 let either = self.b.ins().bor(shared, local);
+                let either = self.b.ins().bor(either, param);
                 self.b.ins().jump(done, &[either.into()]);
                 self.b.seal_block(done);
                 self.b.switch_to_block(done);
@@ -85,7 +101,7 @@ impl Translator<'_, '_> {
             }
         };
         // One branch for both rules; the cold path tells them apart.
-        let low = self.b.ins().band_imm_u(addr, width as i64 - 1);
+        let low = self.b.ins().band_imm_u(addr, align as i64 - 1);
         let aligned = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
         let ok = self.b.ins().band(inside, aligned);
         let bad = self.b.ins().bxor_imm_u(ok, 1);
@@ -185,16 +201,20 @@ impl Translator<'_, '_> {
     }
 
     fn in_shared_memory(&mut self, addr: Value, width: u32) -> Value {
+        let total = self.shared_len();
+        self.in_window(addr, width, self.shared_base, total)
+    }
+
+    /// The bytes of the block's shared memory, static and dynamic.
+    pub(super) fn shared_len(&mut self) -> Value {
         let dynamic = self
             .b
             .ins()
             .load(types::I32, invariant(), self.ctx, ctx::DYNAMIC_SHARED);
         let dynamic = self.b.ins().uextend(types::I64, dynamic);
-        let total = self
-            .b
+        self.b
             .ins()
-            .iadd_imm_s(dynamic, self.env.dynamic_shared_offset as i64);
-        self.in_window(addr, width, self.shared_base, total)
+            .iadd_imm_s(dynamic, self.env.dynamic_shared_offset as i64)
     }
 
     /// The thread's `.local` variables: one stack area, or the locals part of its frame.

@@ -65,6 +65,9 @@ fn first_is_destination(op: Op) -> bool {
         | Op::GridDepControl
         | Op::CpAsync { .. }
         | Op::CpAsyncBulk { .. }
+        | Op::CpAsyncBulkTensor { .. }
+        | Op::TensormapReplace { .. }
+        | Op::TensormapCopy
         | Op::Hint
         | Op::CpAsyncGroup
         | Op::WarpSync => false,

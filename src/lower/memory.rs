@@ -74,10 +74,10 @@ impl Translator<'_, '_> {
     pub fn cvta(&mut self, to_generic: bool, space: StateSpace, ty: PtxType, a: &[Arg]) -> LResult {
         let v = self.read(&a[1], ty)?;
         let v = self.extend(v, types::I64, false);
-        let r = match (space, to_generic) {
-            (StateSpace::Shared, true) => self.space_to_host(v, StateSpace::Shared),
-            (StateSpace::Shared, false) => self.b.ins().isub(v, self.shared_base),
-            _ => v,
+        let r = if to_generic {
+            self.space_to_host(v, space)
+        } else {
+            self.host_to_space(v, space)
         };
         let r = if ty == PtxType::U32 {
             self.b.ins().ireduce(types::I32, r)

@@ -45,6 +45,7 @@ mod narrow;
 mod operands;
 pub mod softfloat;
 pub mod sync;
+mod tensor;
 
 use std::collections::HashMap;
 
@@ -759,6 +760,13 @@ impl<'a, 'b> Translator<'a, 'b> {
                 from_shared,
                 hint,
             } => self.cp_async_bulk(to_global, from_shared, hint, a)?,
+            Op::CpAsyncBulkTensor { dims, store, hint } => {
+                self.cp_async_bulk_tensor(dims, store, hint, a)?
+            }
+            Op::TensormapReplace { field, space, ty } => {
+                self.tensormap_replace(field, space, ty, a)?
+            }
+            Op::TensormapCopy => self.tensormap_copy(a)?,
             Op::Hint => {}
             Op::Video(v) => self.video(v, a)?,
             Op::Movmatrix => {

@@ -254,6 +254,14 @@ impl Translator<'_, '_> {
         if let Some(off) = self.shared_offset(sym) {
             return Ok(self.b.ins().iconst(types::I64, off as i64));
         }
+        // A kernel parameter's address is its offset in the parameter space (Triton takes it
+        // in 32 bits, then `cvta.param`); a called function's stays its host address.
+        if let Symbol::Param(i) = sym
+            && self.is_entry()
+        {
+            let off = self.func.params[i].offset as i64;
+            return Ok(self.b.ins().iconst(types::I64, off));
+        }
         self.symbol_host_address(sym)
     }
 
@@ -340,6 +348,19 @@ impl Translator<'_, '_> {
                 let off = self.b.ins().band_imm_u(addr, 0xFFFF_FFFF);
                 self.b.ins().iadd(self.shared_base, off)
             }
+            StateSpace::Param if self.is_entry() => {
+                let off = self.b.ins().band_imm_u(addr, 0xFFFF_FFFF);
+                self.b.ins().iadd(self.params[0], off)
+            }
+            _ => addr,
+        }
+    }
+
+    /// Converts a host address to an address in `space` (`cvta.to`).
+    pub fn host_to_space(&mut self, addr: Value, space: StateSpace) -> Value {
+        match space {
+            StateSpace::Shared => self.b.ins().isub(addr, self.shared_base),
+            StateSpace::Param if self.is_entry() => self.b.ins().isub(addr, self.params[0]),
             _ => addr,
         }
     }

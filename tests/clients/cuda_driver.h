@@ -47,6 +47,11 @@ CUresult cuModuleUnload(CUmodule);
 CUresult cuStreamCreate(CUstream *, unsigned);
 CUresult cuStreamDestroy_v2(CUstream);
 CUresult cuStreamSynchronize(CUstream);
+typedef struct { _Alignas(64) unsigned long long opaque[16]; } CUtensorMap;
+CUresult cuTensorMapEncodeTiled(CUtensorMap *, int, unsigned, void *, const unsigned long long *,
+                                const unsigned long long *, const unsigned *, const unsigned *,
+                                int, int, int, int);
+CUresult cuTensorMapReplaceAddress(CUtensorMap *, void *);
 
 #define CHECK(call, want)                                                              \
   do {                                                                                 \

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use ptxjit::tensor_map::{ElemType, TensorMap};
 use ptxjit::{Arg, DeviceBuffer, Dim3, LaunchConfig};
 use serde_json::Value;
 
@@ -43,26 +44,18 @@ pub fn kernel_dirs() -> Vec<PathBuf> {
 }
 
 /// Loads a case with freshly initialised buffers.
+///
+/// Besides buffers and scalars, a param may be a `tensormap`: the 128-byte map of another
+/// param's buffer (`buffer`), built as `cuTensorMapEncodeTiled` would from `dtype`, `dims` and
+/// `box` (innermost first), optional `strides` (bytes, dimensions 1..; packed by default) and
+/// `swizzle` ("32B", "64B", "128B"). A buffer with `"argument": false` is not passed itself.
 pub fn load_case(dir: &Path) -> Case {
     let spec: Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("launch.json")).unwrap()).unwrap();
-    let mut buffers = Vec::new();
-    let mut args = Vec::new();
-    for p in spec["params"].as_array().unwrap() {
-        let buffer = match p["kind"].as_str().unwrap() {
-            "scalar" => {
-                let hex = p["bytes_hex"].as_str().unwrap();
-                let bytes: Vec<u8> = (0..hex.len())
-                    .step_by(2)
-                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-                    .collect();
-                args.push(Arg::bytes(&bytes));
-                None
-            }
-            "null_ptr" => {
-                args.push(Arg::u64(0));
-                None
-            }
+    let params = spec["params"].as_array().unwrap();
+    let buffers: Vec<Option<DeviceBuffer>> = params
+        .iter()
+        .map(|p| match p["kind"].as_str().unwrap() {
             "input" | "inout" => Some(
                 DeviceBuffer::from_slice(
                     &std::fs::read(dir.join(p["file"].as_str().unwrap())).unwrap(),
@@ -74,12 +67,34 @@ pub fn load_case(dir: &Path) -> Case {
                     p["count"].as_u64().unwrap() as usize * elem_size(p["dtype"].as_str().unwrap());
                 Some(DeviceBuffer::zeroed(n).unwrap())
             }
+            _ => None,
+        })
+        .collect();
+    let mut args = Vec::new();
+    for (p, buffer) in params.iter().zip(&buffers) {
+        match p["kind"].as_str().unwrap() {
+            "scalar" => {
+                let hex = p["bytes_hex"].as_str().unwrap();
+                let bytes: Vec<u8> = (0..hex.len())
+                    .step_by(2)
+                    .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+                    .collect();
+                args.push(Arg::bytes(&bytes));
+            }
+            "null_ptr" => args.push(Arg::u64(0)),
+            "tensormap" => {
+                let name = p["buffer"].as_str().unwrap();
+                let i = params.iter().position(|q| q["name"] == name).unwrap();
+                let map = tensor_map(p, buffers[i].as_ref().unwrap().address());
+                args.push(Arg::bytes(&map.encode()));
+            }
+            "input" | "inout" | "output" => {
+                if p["argument"].as_bool() != Some(false) {
+                    args.push(Arg::buffer(buffer.as_ref().unwrap()));
+                }
+            }
             k => panic!("unknown param kind {k}"),
-        };
-        if let Some(b) = &buffer {
-            args.push(Arg::buffer(b));
         }
-        buffers.push(buffer);
     }
     let dim = |v: &Value| {
         let a: Vec<u32> = v
@@ -104,4 +119,37 @@ pub fn load_case(dir: &Path) -> Case {
         buffers,
         args,
     }
+}
+
+fn tensor_map(p: &Value, address: u64) -> TensorMap {
+    let list = |key: &str| -> Vec<u64> {
+        p[key]
+            .as_array()
+            .map(|a| a.iter().map(|x| x.as_u64().unwrap()).collect())
+            .unwrap_or_default()
+    };
+    let elem = match p["dtype"].as_str().unwrap() {
+        "f16" => ElemType::F16,
+        "bf16" => ElemType::Bf16,
+        "f32" => ElemType::F32,
+        "u8" => ElemType::U8,
+        "u16" => ElemType::U16,
+        "u32" => ElemType::U32,
+        "i32" => ElemType::S32,
+        t => panic!("no tensor map element type for {t}"),
+    };
+    let boxes: Vec<u32> = list("box").iter().map(|&b| b as u32).collect();
+    let mut map = TensorMap::tiled(address, elem, &list("dims"), &boxes);
+    for (i, s) in list("strides").into_iter().enumerate() {
+        map.strides[i] = s;
+    }
+    map.swizzle = match p["swizzle"].as_str() {
+        None => 0,
+        Some("32B") => 1,
+        Some("64B") => 2,
+        Some("128B") => 3,
+        Some(s) => panic!("unknown swizzle {s}"),
+    };
+    map.check().unwrap();
+    map
 }

@@ -14,6 +14,7 @@ pub mod memory;
 pub mod module;
 pub mod proc;
 pub mod stream;
+pub mod tensor_map;
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -9,6 +9,7 @@ use super::launch::*;
 use super::memory::*;
 use super::module::*;
 use super::stream::*;
+use super::tensor_map::*;
 use super::{CUresult, call_any_time, put};
 
 macro_rules! symbols {
@@ -56,6 +57,8 @@ symbols!(
     cuMemsetD8_v2,
     cuMemsetD32_v2,
     cuLaunchKernel,
+    cuTensorMapEncodeTiled,
+    cuTensorMapReplaceAddress,
     cuStreamCreate,
     cuStreamSynchronize,
     cuStreamDestroy_v2,

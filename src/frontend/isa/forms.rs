@@ -613,6 +613,20 @@ pub const FORMS: &[Form] = forms![
         "Data Movement and Conversion Instructions: cp.async.bulk", |_| Op::CpAsyncBulk { to_global: false, from_shared: true, hint: false };
     "cp.async.bulk.global.shared::cta.bulk_group{.level::cache_hint} [dstMem], [srcMem], size{, cache-policy}", "",
         "Data Movement and Conversion Instructions: cp.async.bulk", |m| Op::CpAsyncBulk { to_global: true, from_shared: true, hint: m.has(".level::cache_hint") };
+    "cp.async.bulk.tensor.dim.dst.global{.tile}.mbarrier::complete_tx::bytes{.level::cache_hint} [dstMem], [tensorMap, tensorCoords], [mbar]{, cache-policy}",
+        ".dim = { .1d, .2d, .3d, .4d, .5d }; .dst = { .shared::cta, .shared::cluster }",
+        "Data Movement and Conversion Instructions: cp.async.bulk.tensor", |m| tensor_copy(false, m);
+    "cp.async.bulk.tensor.dim.global.shared::cta{.tile}.bulk_group{.level::cache_hint} [tensorMap, tensorCoords], [srcMem]{, cache-policy}",
+        ".dim = { .1d, .2d, .3d, .4d, .5d }",
+        "Data Movement and Conversion Instructions: cp.async.bulk.tensor", |m| tensor_copy(true, m);
+    "tensormap.replace.tile.field1{.ss}.b1024.type [addr], new_val", TENSORMAP_SETS,
+        "Data Movement and Conversion Instructions: tensormap.replace", |m| tensormap_replace(".field1", m);
+    "tensormap.replace.tile.field2{.ss}.b1024.type [addr], ord, new_val", TENSORMAP_SETS,
+        "Data Movement and Conversion Instructions: tensormap.replace", |m| tensormap_replace(".field2", m);
+    "tensormap.replace.tile.field3{.ss}.b1024.type [addr], new_val", TENSORMAP_SETS,
+        "Data Movement and Conversion Instructions: tensormap.replace", |m| tensormap_replace(".field3", m);
+    "tensormap.cp_fenceproxy.global.shared::cta.tensormap::generic.release.scope.sync.aligned [dst], [src], size", "",
+        "Parallel Synchronization and Communication Instructions: tensormap.cp_fenceproxy", |_| Op::TensormapCopy;
     "cp.async.bulk.commit_group", "",
         "Data Movement and Conversion Instructions: cp.async.bulk.commit_group", |_| Op::CpAsyncGroup;
     "cp.async.bulk.wait_group{.read} N", "",
@@ -635,6 +649,11 @@ pub const FORMS: &[Form] = forms![
     "createpolicy.cvt.L2.b64 cache-policy, access-property",
         "", "Data Movement and Conversion Instructions: createpolicy", |_| Op::CreatePolicy;
 ];
+
+const TENSORMAP_SETS: &str = ".field1 = { .global_address, .rank };
+    .field2 = { .box_dim, .global_dim, .global_stride, .element_stride };
+    .field3 = { .elemtype, .interleave_layout, .swizzle_mode, .swizzle_atomicity, .fill_mode };
+    .ss = { .global, .shared::cta }; .type = { .b32, .b64 }";
 
 const POLICY_SETS: &str = ".level::primary_priority = { .L2::evict_last, .L2::evict_normal, .L2::evict_first, .L2::evict_unchanged };
     .level::secondary_priority = { .L2::evict_first, .L2::evict_unchanged }";
@@ -1017,6 +1036,24 @@ fn space(word: Option<&str>) -> StateSpace {
     let name = word.map(|w| w.split("::").next().unwrap_or(w));
     name.and_then(StateSpace::from_name)
         .unwrap_or(StateSpace::Generic)
+}
+
+fn tensor_copy(store: bool, m: &Match) -> Op {
+    let dim = m.word(".dim").expect("the line has .dim");
+    Op::CpAsyncBulkTensor {
+        dims: dim[..1].parse().expect("a digit"),
+        store,
+        hint: m.has(".level::cache_hint"),
+    }
+}
+
+fn tensormap_replace(field: &str, m: &Match) -> Op {
+    let name = m.word(field).expect("the line has its field");
+    Op::TensormapReplace {
+        field: crate::tensor_map::Field::from_name(name).expect("the set names fields"),
+        space: space(m.word(".ss")),
+        ty: m.ty(".type"),
+    }
 }
 
 fn mbarrier(op: MbarrierOp, m: &Match) -> Op {

@@ -274,9 +274,11 @@ fn parse_operands(text: &str) -> Operands {
         if c == ',' {
             at_operand_start = true;
         }
-        // Skip a brace group that belongs to the operand (`{|p}`, `{.unified}`).
+        // Skip a brace group that belongs to the operand (`{|p}`, `{.unified}`), and an
+        // address's brackets (`[tensorMap, tensorCoords]` is one operand).
         rest = match c {
             '{' => &rest[rest.find('}').map_or(rest.len(), |i| i + 1)..],
+            '[' => &rest[rest.find(']').map_or(rest.len(), |i| i + 1)..],
             _ => &rest[c.len_utf8()..],
         };
     }
