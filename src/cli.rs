@@ -1,9 +1,11 @@
-//! The command line's argument specs (`u32:8`, `f16:0.5`, `file:x.bin`, `zeros:64`): parsing
-//! them into kernel arguments, checked against the parameter they are for.
+//! The command line's argument specs (`u32:8`, `f16:0.5`, `file:x.bin`, `zeros:64`,
+//! `tensormap:f16:64x32:32x8:swizzle=64B:file=a.bin`): parsing them into kernel arguments,
+//! checked against the parameter they are for.
 
 use crate::frontend::checked::Rounding;
 use crate::kernel::ParamInfo;
 use crate::semantics::half::{BF16, F16};
+use crate::tensor_map::{ElemType, TensorMap};
 
 /// What one `--arg SPEC` asks for.
 #[derive(Clone, Debug, PartialEq)]
@@ -14,6 +16,126 @@ pub enum ArgSpec {
     File(String),
     /// A zero-filled device buffer of this many bytes.
     Zeros(usize),
+    /// A tensor map (`.param .align 64 .b8 [128]`) of a buffer; its address is filled in when
+    /// the buffer exists.
+    TensorMap(TensorMapSpec),
+}
+
+/// `tensormap:TYPE:DIMS:BOX{:key=value}`: DIMS and BOX innermost first (`64x32`), as
+/// `cuTensorMapEncodeTiled` takes them. Keys: `strides=` (bytes of dimensions 1.., packed by
+/// default), `steps=` (traversal strides), `interleave=16B|32B`, `swizzle=32B|64B|128B`,
+/// `fill=nan`; and the tensor's data: `file=PATH`, `of=N` (argument N's buffer) or, with
+/// neither, zeros.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorMapSpec {
+    /// The map, its address still 0.
+    pub map: TensorMap,
+    pub data: TensorData,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TensorData {
+    File(String),
+    Of(usize),
+    Zeros,
+}
+
+impl TensorMapSpec {
+    /// Bytes from the map's address to the tensor's last element, plus one element.
+    pub fn extent(&self) -> u64 {
+        let m = &self.map;
+        let last = (1..m.rank)
+            .map(|d| (m.dims[d] - 1) * m.strides[d - 1])
+            .sum::<u64>();
+        last + m.dims[0] * m.elem.size()
+    }
+}
+
+fn parse_tensor_map(value: &str) -> Result<TensorMapSpec, String> {
+    let mut parts = value.split(':');
+    let (Some(ty), Some(dims), Some(boxes)) = (parts.next(), parts.next(), parts.next()) else {
+        return Err("a tensor map is tensormap:TYPE:DIMS:BOX{:key=value}".into());
+    };
+    let list = |s: &str| -> Result<Vec<u64>, String> {
+        s.split('x')
+            .map(parse_uint)
+            .collect::<Result<Vec<u64>, String>>()
+    };
+    let elem = match ty {
+        "u8" => ElemType::U8,
+        "u16" => ElemType::U16,
+        "u32" => ElemType::U32,
+        "s32" => ElemType::S32,
+        "u64" => ElemType::U64,
+        "s64" => ElemType::S64,
+        "f16" => ElemType::F16,
+        "bf16" => ElemType::Bf16,
+        "f32" => ElemType::F32,
+        "f64" => ElemType::F64,
+        "tf32" => ElemType::Tf32,
+        _ => return Err(format!("'{ty}' is not a tensor element type")),
+    };
+    let dims = list(dims)?;
+    let boxes = list(boxes)?;
+    if dims.is_empty() || dims.len() > 5 || boxes.len() != dims.len() {
+        return Err("DIMS and BOX name the same 1 to 5 dimensions".into());
+    }
+    let boxes: Vec<u32> = boxes
+        .iter()
+        .map(|&b| b.min(u32::MAX as u64) as u32)
+        .collect();
+    let mut map = TensorMap::tiled(0, elem, &dims, &boxes);
+    let mut data = TensorData::Zeros;
+    for kv in parts {
+        let (key, v) = kv
+            .split_once('=')
+            .ok_or_else(|| format!("'{kv}' is not key=value"))?;
+        let bytes = |v: &str| match v {
+            "16B" => Ok(1),
+            "32B" => Ok(2),
+            _ => Err(format!("interleave '{v}' is 16B or 32B")),
+        };
+        match key {
+            "strides" => {
+                let s = list(v)?;
+                if s.len() + 1 != map.rank {
+                    return Err(format!(
+                        "{} dimensions take {} strides",
+                        map.rank,
+                        map.rank - 1
+                    ));
+                }
+                map.strides[..s.len()].copy_from_slice(&s);
+            }
+            "steps" => {
+                let s = list(v)?;
+                if s.len() != map.rank {
+                    return Err(format!("{} dimensions take {0} steps", map.rank));
+                }
+                for (d, step) in s.into_iter().enumerate() {
+                    map.element_strides[d] = step.min(u32::MAX as u64) as u32;
+                }
+            }
+            "interleave" => map.interleave = bytes(v)?,
+            "swizzle" => {
+                map.swizzle = match v {
+                    "32B" => 1,
+                    "64B" => 2,
+                    "128B" => 3,
+                    _ => return Err(format!("swizzle '{v}' is 32B, 64B or 128B")),
+                }
+            }
+            "fill" if v == "nan" => map.nan_fill = true,
+            "file" => data = TensorData::File(v.to_string()),
+            "of" => data = TensorData::Of(parse_uint(v)? as usize),
+            _ => return Err(format!("unknown tensor map key in '{kv}'")),
+        }
+    }
+    // Every rule but the address's, known only at launch.
+    let mut probe = map.clone();
+    probe.address = 1 << 12;
+    probe.check().map_err(|e| e.to_string())?;
+    Ok(TensorMapSpec { map, data })
 }
 
 fn parse_uint(v: &str) -> Result<u64, String> {
@@ -97,6 +219,7 @@ pub fn parse_spec(spec: &str) -> Result<ArgSpec, String> {
         )),
         "file" => Ok(ArgSpec::File(value.to_string())),
         "zeros" => Ok(ArgSpec::Zeros(parse_uint(value)? as usize)),
+        "tensormap" => Ok(ArgSpec::TensorMap(parse_tensor_map(value)?)),
         _ => Err(format!("unknown argument kind '{kind}' in '{spec}'")),
     }
 }
@@ -114,6 +237,10 @@ pub fn check_spec(spec: &ArgSpec, param: &ParamInfo) -> Result<(), String> {
         )),
         ArgSpec::File(_) | ArgSpec::Zeros(_) if param.size != 8 => Err(format!(
             "parameter '{}' ({}) is not a 64-bit pointer: a buffer cannot be passed to it",
+            param.name, param.ty
+        )),
+        ArgSpec::TensorMap(_) if param.size != crate::tensor_map::SIZE as u32 => Err(format!(
+            "parameter '{}' ({}) is not a 128-byte tensor map",
             param.name, param.ty
         )),
         _ => Ok(()),
@@ -231,6 +358,26 @@ mod tests {
         assert!(check_spec(&parse_spec("f16:0.5").unwrap(), &p).is_ok());
         assert!(check_spec(&parse_spec("u32:1").unwrap(), &p).is_err());
         assert!(check_spec(&parse_spec("zeros:4").unwrap(), &p).is_err());
+    }
+
+    #[test]
+    fn tensor_map_specs() {
+        let ArgSpec::TensorMap(t) =
+            parse_spec("tensormap:f16:64x32:32x8:swizzle=64B:file=a.bin").unwrap()
+        else {
+            panic!()
+        };
+        assert_eq!(t.map.dims[..2], [64, 32]);
+        assert_eq!(t.map.box_dims[..2], [32, 8]);
+        assert_eq!(t.map.strides[0], 128);
+        assert_eq!(t.map.swizzle, 2);
+        assert_eq!(t.data, TensorData::File("a.bin".into()));
+        assert_eq!(t.extent(), 64 * 32 * 2);
+        // The driver's rules hold at parse time: 64 f16 are more than a 32B swizzle's span.
+        let e = parse_spec("tensormap:f16:64x32:64x8:swizzle=32B").unwrap_err();
+        assert!(e.contains("swizzle span"), "{e}");
+        assert!(parse_spec("tensormap:f16:64x32:32").is_err());
+        assert!(parse_spec("tensormap:f16:64x32:32x8:strides=100").is_err());
     }
 
     #[test]

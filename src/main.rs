@@ -3,7 +3,9 @@
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ptxjit::cli::{ArgSpec, MAX_PTX_BYTES, check_spec, parse_dim, parse_spec, read_regular_file};
+use ptxjit::cli::{
+    ArgSpec, MAX_PTX_BYTES, TensorData, check_spec, parse_dim, parse_spec, read_regular_file,
+};
 use ptxjit::{Arg, CompileOptions, DeviceBuffer, Dim3, LaunchConfig, Module, OptLevel};
 
 #[derive(Parser)]
@@ -51,7 +53,9 @@ enum Command {
         /// Block size X[,Y[,Z]].
         #[arg(long)]
         block: String,
-        /// One per kernel parameter, in order: TYPE:V, file:PATH or zeros:NBYTES.
+        /// One per kernel parameter, in order: TYPE:V, file:PATH, zeros:NBYTES, or a tensor
+        /// map tensormap:TYPE:DIMS:BOX{:key=value} (DIMS, BOX innermost first: 64x32; keys
+        /// strides=, steps=, interleave=, swizzle=32B/64B/128B, fill=nan, file=PATH, of=N).
         #[arg(long = "arg", value_name = "SPEC")]
         args: Vec<String>,
         /// After the launch, write the buffer of parameter N (0-based) to PATH.
@@ -204,27 +208,60 @@ fn run(
             specs.len()
         ));
     }
-    let mut buffers: Vec<Option<DeviceBuffer>> = Vec::new();
-    let mut args = Vec::new();
+    let mut parsed = Vec::new();
     for (i, (spec, p)) in specs.iter().zip(&params).enumerate() {
-        let parsed = parse_spec(spec).map_err(|e| format!("--arg {i}: {e}"))?;
-        check_spec(&parsed, p).map_err(|e| format!("--arg {i} ('{spec}'): {e}"))?;
-        let buffer = match &parsed {
-            ArgSpec::Scalar(bytes) => {
-                args.push(Arg::bytes(bytes));
-                None
-            }
-            ArgSpec::File(path) => {
-                let data =
-                    read_regular_file(path, u64::MAX).map_err(|e| format!("--arg {i}: {e}"))?;
-                Some(DeviceBuffer::from_slice(&data).map_err(|e| e.to_string())?)
-            }
-            ArgSpec::Zeros(n) => Some(DeviceBuffer::zeroed(*n).map_err(|e| e.to_string())?),
+        let s = parse_spec(spec).map_err(|e| format!("--arg {i}: {e}"))?;
+        check_spec(&s, p).map_err(|e| format!("--arg {i} ('{spec}'): {e}"))?;
+        parsed.push(s);
+    }
+    // Buffers first (a tensor map may describe another argument's), then the arguments.
+    let mut buffers: Vec<Option<DeviceBuffer>> = Vec::new();
+    for (i, s) in parsed.iter().enumerate() {
+        let file = |path: &str| -> Result<DeviceBuffer, String> {
+            let data = read_regular_file(path, u64::MAX).map_err(|e| format!("--arg {i}: {e}"))?;
+            DeviceBuffer::from_slice(&data).map_err(|e| e.to_string())
         };
-        if let Some(b) = &buffer {
-            args.push(Arg::buffer(b));
+        let zeros = |n: usize| DeviceBuffer::zeroed(n).map_err(|e| e.to_string());
+        buffers.push(match s {
+            ArgSpec::Scalar(_) => None,
+            ArgSpec::File(path) => Some(file(path)?),
+            ArgSpec::Zeros(n) => Some(zeros(*n)?),
+            ArgSpec::TensorMap(t) => match &t.data {
+                TensorData::File(path) => Some(file(path)?),
+                TensorData::Zeros => Some(zeros(t.extent() as usize)?),
+                TensorData::Of(_) => None,
+            },
+        });
+    }
+    let mut args = Vec::new();
+    for (i, s) in parsed.iter().enumerate() {
+        match s {
+            ArgSpec::Scalar(bytes) => args.push(Arg::bytes(bytes)),
+            ArgSpec::File(_) | ArgSpec::Zeros(_) => {
+                args.push(Arg::buffer(buffers[i].as_ref().expect("made above")))
+            }
+            ArgSpec::TensorMap(t) => {
+                let of = match t.data {
+                    TensorData::Of(n) => n,
+                    _ => i,
+                };
+                let data = buffers
+                    .get(of)
+                    .and_then(|b| b.as_ref())
+                    .ok_or_else(|| format!("--arg {i}: argument {of} is not a buffer"))?;
+                if (data.len() as u64) < t.extent() {
+                    return Err(format!(
+                        "--arg {i}: the tensor spans {} bytes, its buffer has {}",
+                        t.extent(),
+                        data.len()
+                    ));
+                }
+                let mut map = t.map.clone();
+                map.address = data.address();
+                map.check().map_err(|e| format!("--arg {i}: {e}"))?;
+                args.push(Arg::bytes(&map.encode()));
+            }
         }
-        buffers.push(buffer);
     }
     let g = parse_dim(grid).map_err(|e| format!("--grid: {e}"))?;
     let b = parse_dim(block).map_err(|e| format!("--block: {e}"))?;

@@ -301,3 +301,39 @@ fn an_absurd_timeout_is_refused_briefly() {
     );
     assert!(stderr.len() < 200, "{stderr}");
 }
+
+/// `tensormap:` builds a map of a file's tensor, or of zeros (written out with `--out`): Triton's
+/// host-side descriptor kernel, as its launcher would call it.
+#[test]
+fn run_passes_tensor_maps_built_from_a_spec() {
+    let dir = "tests/compilers/tr_tma_host_sm90";
+    let out = std::env::temp_dir().join(format!("ptxjit-cli-tma-{}.bin", std::process::id()));
+    let map = |data: &str| format!("tensormap:f16:72x100:64x32:swizzle=128B{data}");
+    let (a, b, c) = (
+        map(&format!(":file={dir}/in_a.bin")),
+        map(&format!(":file={dir}/in_b.bin")),
+        map(""),
+    );
+    let mut args = vec!["run", "tests/compilers/tr_tma_host_sm90/kernel.ptx"];
+    args.extend(["--grid", "4,2", "--block", "128", "--shared-bytes", "4104"]);
+    let shape = [
+        "--arg", "s32:100", "--arg", "s32:72", "--arg", "s64:72", "--arg", "s64:1",
+    ];
+    for m in [&a, &b, &c] {
+        args.extend(["--arg", m.as_str()]);
+        args.extend(shape);
+    }
+    let out_spec = format!("10={}", out.display());
+    args.extend(["--arg", "zeros:8", "--arg", "u64:0", "--out", &out_spec]);
+    let (ok, _, stderr) = ptxjit(&args);
+    assert!(ok, "{stderr}");
+    let got = std::fs::read(&out).unwrap();
+    let _ = std::fs::remove_file(&out);
+    assert_eq!(got, std::fs::read(format!("{dir}/expected_c.bin")).unwrap());
+    // A map the driver would refuse is refused before the launch.
+    let bad = "tensormap:f16:72x100:128x32:swizzle=128B";
+    let at = args.iter().position(|a| *a == c.as_str()).unwrap();
+    args[at] = bad;
+    let (ok, _, stderr) = ptxjit(&args);
+    assert!(!ok && stderr.contains("swizzle span"), "{stderr}");
+}

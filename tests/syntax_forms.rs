@@ -304,3 +304,21 @@ fn an_indirect_call_names_a_declared_prototype_or_target_list() {
     let e = check_error(&indirect("", "dbl"));
     assert!(e.contains("undefined name 'which'"), "{e}");
 }
+
+#[test]
+fn a_label_is_local_to_its_block() {
+    // Triton's inline assembly repeats `{ waitLoop: ... bra waitLoop; }`; a branch takes the
+    // innermost label of its name.
+    let body = ".reg .b64 %n;\nmov.u64 %n, 0;\n\
+        { L: add.u64 %n, %n, 1; setp.lt.u64 %p1, %n, 3; @%p1 bra L; }\n\
+        { L: add.u64 %n, %n, 10; setp.lt.u64 %p1, %n, 40; @%p1 bra L; }\n\
+        bra L;\nadd.u64 %n, %n, 1000;\nL: st.global.u64 [%out], %n;";
+    let ptx = kernel("", &format!(".reg .pred %p1;\n{body}"));
+    assert_eq!(run(&ptx, 1), [43]);
+    let twice = kernel("", "{ L: bra L; L: ret; }");
+    let e = Module::from_ptx(&twice)
+        .err()
+        .expect("an error")
+        .to_string();
+    assert!(e.contains("label 'L' is defined twice"), "{e}");
+}
