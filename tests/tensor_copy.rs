@@ -85,7 +85,6 @@ fn negative_coordinates_start_the_box_outside_the_tensor() {
 fn a_map_built_by_tensormap_replace_on_zeroed_shared_memory_works() {
     // Triton's device-side descriptors: zeroed bytes, then each field replaced.
     let (data, map) = tensor();
-    let out = DeviceBuffer::zeroed(64).unwrap();
     let body = format!(
         ".shared .align 128 .b8 tm[128];\nmov.u32 %r10, tm;\ncvt.u64.u32 %rd2, %r10;\n\
          tensormap.replace.tile.global_address.shared::cta.b1024.b64 [%rd2], %data;\n\
