@@ -277,26 +277,15 @@ impl Translator<'_, '_> {
         self.b.seal_block(fault);
         self.b.seal_block(go_on);
         self.b.switch_to_block(fault);
-        let flags = MemFlagsData::trusted();
         let shared = space == StateSpace::Shared;
         let recorded = if shared {
             self.b.ins().isub(addr, self.shared_base)
         } else {
             addr
         };
-        self.b
-            .ins()
-            .store(flags, recorded, self.ctx, ctx::FAULT_ADDRESS);
-        let thread = self.linear_tid();
-        let thread = self.b.ins().uextend(types::I64, thread);
-        let thread = self.b.ins().ishl_imm_u(thread, 32);
-        let detail = self
-            .b
-            .ins()
-            .bor_imm_u(thread, Fault::detail(width, is_store, shared, 0) as i64);
-        self.b
-            .ins()
-            .store(flags, detail, self.ctx, ctx::FAULT_DETAIL);
+        let detail = Fault::detail(width, is_store, shared, 0);
+        let detail = self.b.ins().iconst(types::I64, detail as i64);
+        self.record_fault(recorded, detail);
         let status = match why {
             Why::Always(kind) => self.status_word(kind),
             Why::InsideOrNot(inside) => {
@@ -307,6 +296,22 @@ impl Translator<'_, '_> {
         };
         self.b.ins().return_(&[status]);
         self.b.switch_to_block(go_on);
+    }
+
+    /// Records a fault in the block context: its address, and `detail` (`Fault::detail` for
+    /// thread 0) with this thread's rank added.
+    pub(super) fn record_fault(&mut self, address: Value, detail: Value) {
+        let flags = MemFlagsData::trusted();
+        self.b
+            .ins()
+            .store(flags, address, self.ctx, ctx::FAULT_ADDRESS);
+        let thread = self.linear_tid();
+        let thread = self.b.ins().uextend(types::I64, thread);
+        let thread = self.b.ins().ishl_imm_u(thread, 32);
+        let detail = self.b.ins().bor(detail, thread);
+        self.b
+            .ins()
+            .store(flags, detail, self.ctx, ctx::FAULT_DETAIL);
     }
 }
 

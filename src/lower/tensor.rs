@@ -10,7 +10,7 @@ use cranelift_codegen::ir::{
 };
 use ptxjit_runtime::Status;
 
-use super::{LResult, Translator, ctx};
+use super::{LResult, Translator};
 use crate::frontend::ast::{Immediate, StateSpace};
 use crate::frontend::checked::{Arg, MbarrierOp};
 use crate::tensor_copy::Request;
@@ -106,19 +106,9 @@ impl Translator<'_, '_> {
         self.b.seal_block(fault);
         self.b.seal_block(go_on);
         self.b.switch_to_block(fault);
-        let flags = MemFlagsData::trusted();
         let address = load(self, offset_of!(Request, fault_address));
-        self.b
-            .ins()
-            .store(flags, address, self.ctx, ctx::FAULT_ADDRESS);
         let detail = load(self, offset_of!(Request, fault_detail));
-        let thread = self.linear_tid();
-        let thread = self.b.ins().uextend(types::I64, thread);
-        let thread = self.b.ins().ishl_imm_u(thread, 32);
-        let detail = self.b.ins().bor(detail, thread);
-        self.b
-            .ins()
-            .store(flags, detail, self.ctx, ctx::FAULT_DETAIL);
+        self.record_fault(address, detail);
         let kind = self.b.ins().uextend(types::I64, kind);
         let kind = self.b.ins().ishl_imm_u(kind, 56);
         let here = Status::encode(0, self.func_id as u32, self.inst_index);
