@@ -61,20 +61,8 @@ fn parse_tensor_map(value: &str) -> Result<TensorMapSpec, String> {
             .map(parse_uint)
             .collect::<Result<Vec<u64>, String>>()
     };
-    let elem = match ty {
-        "u8" => ElemType::U8,
-        "u16" => ElemType::U16,
-        "u32" => ElemType::U32,
-        "s32" => ElemType::S32,
-        "u64" => ElemType::U64,
-        "s64" => ElemType::S64,
-        "f16" => ElemType::F16,
-        "bf16" => ElemType::Bf16,
-        "f32" => ElemType::F32,
-        "f64" => ElemType::F64,
-        "tf32" => ElemType::Tf32,
-        _ => return Err(format!("'{ty}' is not a tensor element type")),
-    };
+    let elem =
+        ElemType::from_name(ty).ok_or_else(|| format!("'{ty}' is not a tensor element type"))?;
     let dims = list(dims)?;
     let boxes = list(boxes)?;
     if dims.is_empty() || dims.len() > 5 || boxes.len() != dims.len() {
@@ -118,12 +106,8 @@ fn parse_tensor_map(value: &str) -> Result<TensorMapSpec, String> {
             }
             "interleave" => map.interleave = bytes(v)?,
             "swizzle" => {
-                map.swizzle = match v {
-                    "32B" => 1,
-                    "64B" => 2,
-                    "128B" => 3,
-                    _ => return Err(format!("swizzle '{v}' is 32B, 64B or 128B")),
-                }
+                map.swizzle = TensorMap::swizzle_from_name(v)
+                    .ok_or_else(|| format!("swizzle '{v}' is 32B, 64B or 128B"))?
             }
             "fill" if v == "nan" => map.nan_fill = true,
             "file" => data = TensorData::File(v.to_string()),

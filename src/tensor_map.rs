@@ -74,6 +74,25 @@ impl ElemType {
         Self::ALL.get(code as usize).copied()
     }
 
+    /// The type a PTX type name names (`f16`, `s32`).
+    pub fn from_name(name: &str) -> Option<ElemType> {
+        use ElemType::*;
+        Some(match name {
+            "u8" => U8,
+            "u16" => U16,
+            "u32" => U32,
+            "s32" => S32,
+            "u64" => U64,
+            "s64" => S64,
+            "f16" => F16,
+            "f32" => F32,
+            "f64" => F64,
+            "bf16" => Bf16,
+            "tf32" => Tf32,
+            _ => return None,
+        })
+    }
+
     pub fn code(self) -> u8 {
         Self::ALL.iter().position(|&t| t == self).expect("listed") as u8
     }
@@ -412,6 +431,14 @@ impl TensorMap {
             }
         }
         Ok(m)
+    }
+
+    /// The swizzle mode named `32B`, `64B` or `128B`.
+    pub fn swizzle_from_name(name: &str) -> Option<u8> {
+        ["32B", "64B", "128B"]
+            .iter()
+            .position(|&n| n == name)
+            .map(|i| i as u8 + 1)
     }
 
     /// The bytes a swizzle mode permutes 16-byte chunks within (0: none).

@@ -128,28 +128,17 @@ fn tensor_map(p: &Value, address: u64) -> TensorMap {
             .map(|a| a.iter().map(|x| x.as_u64().unwrap()).collect())
             .unwrap_or_default()
     };
-    let elem = match p["dtype"].as_str().unwrap() {
-        "f16" => ElemType::F16,
-        "bf16" => ElemType::Bf16,
-        "f32" => ElemType::F32,
-        "u8" => ElemType::U8,
-        "u16" => ElemType::U16,
-        "u32" => ElemType::U32,
-        "i32" => ElemType::S32,
-        t => panic!("no tensor map element type for {t}"),
-    };
+    // launch.json names signed types i32, i64; PTX s32, s64.
+    let dtype = p["dtype"].as_str().unwrap().replace('i', "s");
+    let elem = ElemType::from_name(&dtype).unwrap_or_else(|| panic!("no tensor type {dtype}"));
     let boxes: Vec<u32> = list("box").iter().map(|&b| b as u32).collect();
     let mut map = TensorMap::tiled(address, elem, &list("dims"), &boxes);
     for (i, s) in list("strides").into_iter().enumerate() {
         map.strides[i] = s;
     }
-    map.swizzle = match p["swizzle"].as_str() {
-        None => 0,
-        Some("32B") => 1,
-        Some("64B") => 2,
-        Some("128B") => 3,
-        Some(s) => panic!("unknown swizzle {s}"),
-    };
+    map.swizzle = p["swizzle"].as_str().map_or(0, |s| {
+        TensorMap::swizzle_from_name(s).unwrap_or_else(|| panic!("unknown swizzle {s}"))
+    });
     map.check().unwrap();
     map
 }
