@@ -346,9 +346,18 @@ impl Kernel {
                 )));
             }
         }
-        // The parameter buffer, aligned as `.param .align 64` tensor maps need.
-        let mut lines = ptxjit_runtime::Line::zeroed((f.params_size as usize).max(1));
-        let buf: &mut [u8] = ptxjit_runtime::Line::bytes_mut(&mut lines);
+        // The parameter buffer, aligned as `.param .align 64` tensor maps need; on the stack
+        // when it is small (an aligned allocation costs a short launch 50 ns).
+        use ptxjit_runtime::Line;
+        let mut small = [Line::default(); 4];
+        let mut large;
+        let lines: &mut [Line] = if f.params_size as usize <= size_of_val(&small) {
+            &mut small
+        } else {
+            large = Line::zeroed(f.params_size as usize);
+            &mut large
+        };
+        let buf: &mut [u8] = Line::bytes_mut(lines);
         for (i, (p, a)) in f.params.iter().zip(args).enumerate() {
             if a.bytes.len() != p.size as usize {
                 return Err(self.launch_error(format!(
