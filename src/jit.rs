@@ -514,6 +514,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
             function: fi as u32,
             frame_bytes: lower::sync::frame_layout(f).bytes,
             points: lower::sync::sync_points(f),
+            static_shared: env.dynamic_shared_offset,
         });
         kernels.insert(
             f.name.clone(),

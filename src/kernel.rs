@@ -494,7 +494,12 @@ impl Kernel {
                     .to_string()
             }
             StatusKind::Other(crate::sync::status::INCOMPLETE_COLLECTIVE) => {
-                "warp collective whose member lanes did not all arrive".to_string()
+                "warp or warpgroup collective whose member threads did not all arrive".to_string()
+            }
+            StatusKind::Other(crate::sync::status::WGMMA_DESCRIPTORS) => {
+                "wgmma whose warps give different matrix descriptors (the ISA requires the same \
+                 across the warpgroup)"
+                    .to_string()
             }
             StatusKind::Other(crate::sync::status::MBARRIER_UNINITIALIZED) => {
                 "mbarrier operation on memory that holds no mbarrier object (never initialized \

@@ -21,13 +21,16 @@ pub mod jit;
 mod kernel;
 pub mod lower;
 pub mod mbarrier;
+pub mod mma;
 pub mod native;
 pub mod semantics;
 pub mod stats;
+pub mod swizzle;
 pub mod sync;
 pub mod tensor_copy;
 pub mod tensor_map;
 pub mod types;
+pub mod wgmma;
 
 pub use error::{Diagnostic, Error, Result};
 pub use jit::{CompileOptions, LaneGroups, OptLevel};

@@ -11,7 +11,7 @@
 
 use ptxjit_runtime::{BlockContext, Status};
 
-use crate::frontend::checked::{BarKind, BarRed, MmaForm, MmaType, ReduxOp, ShflMode, VoteMode};
+use crate::frontend::checked::{BarKind, BarRed, MmaForm, ReduxOp, ShflMode, VoteMode, WgmmaForm};
 
 /// Byte offsets within a thread's frame, and the block header before the frames.
 pub mod frame {
@@ -57,6 +57,8 @@ pub mod status {
     /// A tensor copy through a map that breaks a rule (`crate::tensor_map::MapError`, in the
     /// fault words).
     pub const TENSOR_MAP: u32 = 22;
+    /// A `wgmma` whose warps give different matrix descriptors.
+    pub const WGMMA_DESCRIPTORS: u32 = 23;
 }
 
 /// Rounds in a row that every thread waiting on an mbarrier may time out seeing its object
@@ -88,16 +90,22 @@ pub enum SyncKind {
     WarpMatrix { store: bool, num: u32, trans: bool },
     /// `mma.sync.aligned...`: ARGS = the A, B and C registers in order; results: D's.
     Mma(MmaForm),
+    /// `wgmma.mma_async.sync.aligned...`, over the warpgroup: ARGS = [A's descriptor, B's,
+    /// scale-d, `crate::wgmma::flags`, A's four registers]; D is read and written in place, in
+    /// its registers' save slots (`SyncPoint::slots`).
+    Wgmma(WgmmaForm),
     /// `mbarrier.test_wait`/`try_wait` on a phase not complete when the thread got there:
     /// ARGS = [host address of the object, state or phase parity]; result: the predicate.
     MbarrierWait { parity: bool },
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SyncPoint {
     /// Index of the instruction in the kernel's body.
     pub inst: u32,
     pub kind: SyncKind,
+    /// Frame offsets of the registers the point updates in place (`wgmma`'s D).
+    pub slots: Vec<i32>,
 }
 
 /// Everything `after_round` needs to know about a cooperative kernel.
@@ -105,6 +113,8 @@ pub struct CoopKernel {
     pub function: u32,
     pub frame_bytes: usize,
     pub points: Vec<SyncPoint>,
+    /// Bytes of static shared memory (the dynamic part follows them).
+    pub static_shared: u32,
 }
 
 struct Frames<'a> {
@@ -187,6 +197,7 @@ impl CoopKernel {
             return Ok(false);
         }
         let mut progress = self.warp_collectives(&mut f, &at)?;
+        progress |= self.warpgroup_mmas(&mut f, &at, ctx)?;
         if !progress {
             progress = self.barriers(&mut f, &at)?;
         }
@@ -283,7 +294,10 @@ impl CoopKernel {
                     continue;
                 };
                 let kind = self.points[point].kind;
-                if matches!(kind, SyncKind::Barrier(_) | SyncKind::MbarrierWait { .. }) {
+                if matches!(
+                    kind,
+                    SyncKind::Barrier(_) | SyncKind::MbarrierWait { .. } | SyncKind::Wgmma(_)
+                ) {
                     lane += 1;
                     continue;
                 }
@@ -311,6 +325,84 @@ impl CoopKernel {
             }
         }
         Ok(progress)
+    }
+
+    /// Performs every `wgmma` whose warpgroup's 128 threads all wait at it.
+    fn warpgroup_mmas(&self, f: &mut Frames, at: &[At], ctx: &BlockContext) -> Result<bool, u64> {
+        let mut progress = false;
+        for base in (0..at.len()).step_by(128) {
+            let group = base..(base + 128).min(at.len());
+            let Some(point) = group.clone().find_map(|t| match at[t] {
+                At::Waiting(p) if matches!(self.points[p].kind, SyncKind::Wgmma(_)) => Some(p),
+                _ => None,
+            }) else {
+                continue;
+            };
+            // A warpgroup is four whole warps; one that has exited can never arrive.
+            let arrived = group.clone().all(|t| at[t] == At::Waiting(point));
+            if group.len() < 128 || group.clone().any(|t| at[t] == At::Done) {
+                return Err(self.fail(status::INCOMPLETE_COLLECTIVE, point));
+            }
+            if arrived {
+                self.wgmma(f, point, base, ctx)?;
+                progress = true;
+            }
+        }
+        Ok(progress)
+    }
+
+    /// The product of the warpgroup of threads `base..base + 128` at `point`.
+    fn wgmma(
+        &self,
+        f: &mut Frames,
+        point: usize,
+        base: usize,
+        ctx: &BlockContext,
+    ) -> Result<(), u64> {
+        use crate::wgmma::{Issue, Outside, run};
+        let SyncKind::Wgmma(form) = self.points[point].kind else {
+            unreachable!("warpgroup_mmas keeps wgmma points")
+        };
+        let slots = &self.points[point].slots;
+        let threads = base..base + 128;
+        let words = |t: usize| [f.arg(t, 0), f.arg(t, 1), f.arg(t, 3)];
+        if threads.clone().any(|t| words(t) != words(base)) {
+            return Err(self.fail(status::WGMMA_DESCRIPTORS, point));
+        }
+        let issue = Issue {
+            a_desc: f.arg(base, 0),
+            b_desc: f.arg(base, 1),
+            flags: f.arg(base, 3),
+            scale_d: threads.clone().map(|t| f.arg(t, 2) & 1 == 1).collect(),
+            a: threads
+                .clone()
+                .map(|t| std::array::from_fn(|i| f.arg(t, 4 + i as i32) as u32))
+                .collect(),
+        };
+        let mut d: Vec<Vec<u32>> = threads
+            .clone()
+            .map(|t| slots.iter().map(|&s| f.u32_at(t, s)).collect())
+            .collect();
+        let len = self.static_shared as usize + ctx.dynamic_shared_bytes as usize;
+        // SAFETY: between rounds no thread runs; the block's shared memory is this long.
+        let shared = unsafe { std::slice::from_raw_parts(ctx.shared, len) };
+        if let Err(Outside { address, bytes }) = run(form, &issue, shared, &mut d) {
+            ctx.fault_address.set(address);
+            ctx.fault_detail.set(ptxjit_runtime::Fault::detail(
+                bytes as u32,
+                false,
+                true,
+                base as u32,
+            ));
+            return Err(self.fail(Status::ILLEGAL_ADDRESS, point));
+        }
+        for (t, regs) in threads.zip(d) {
+            for (&s, v) in slots.iter().zip(regs) {
+                f.set_u32(t, s, v);
+            }
+            f.release_with(t, &[], false);
+        }
+        Ok(())
     }
 
     fn collective(
@@ -349,7 +441,7 @@ impl CoopKernel {
                         .collect()
                 })
                 .collect();
-            let d = mma(form, &regs);
+            let d = crate::mma::mma(form, &regs);
             for &l in members {
                 f.release_with(base + l, &d[l], false);
             }
@@ -525,185 +617,6 @@ fn stmatrix(
                 // SAFETY: as for `ldmatrix`: a shared-memory row the kernel computed, checked
                 // when confined.
                 unsafe { std::ptr::write_unaligned(addr as *mut u16, (w >> (16 * k)) as u16) }
-            }
-        }
-    }
-}
-
-/// `mma.sync.aligned` over a warp: `regs[lane]` holds the lane's A, B and C registers in
-/// order; the result is each lane's D registers. Each product's lanes (the whole warp, or
-/// one quad pair for `m8n8k4` on f16) gather A, B and C from their fragments, then each
-/// lane's D elements are computed at its fragment positions ([`a_at`], [`b_at`], [`cd_at`]).
-///
-/// Accumulation: every product is exact and the sum over k, then C, is taken in f64 and
-/// rounded once to D's type (to nearest even; a NaN gives the canonical NaN); tf32 inputs
-/// ignore their low 13 bits; f64 is a chain of fused multiply-adds from C in k order;
-/// integers sum exactly and wrap to s32, or clamp with `.satfinite`. Tensor cores round their
-/// partial sums in ways NVIDIA does not document: results within one rounding of the exact
-/// sum are what this promises (exact for integers and for sums without cancellation).
-pub fn mma(form: MmaForm, regs: &[Vec<u64>]) -> Vec<Vec<u64>> {
-    let [na, nb, _, nd] = form.registers().map(|n| n as usize);
-    let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
-    let per = |ty: MmaType| (32 / ty.bits()).max(1) as usize;
-    let groups: Vec<Vec<usize>> = if form.quad_pairs() {
-        (0..4)
-            .map(|q| [0, 1, 2, 3, 16, 17, 18, 19].map(|l| l + 4 * q).to_vec())
-            .collect()
-    } else {
-        vec![(0..32).collect()]
-    };
-    let mut out = vec![vec![0u64; nd]; 32];
-    for lanes in groups {
-        let elements = |rows: usize, cols: usize| rows * cols / lanes.len();
-        let mut a = vec![vec![Value::Int(0); k]; m];
-        let mut b = vec![vec![Value::Int(0); n]; k];
-        let mut c = vec![vec![Value::Int(0); n]; m];
-        for &l in &lanes {
-            let r = &regs[l];
-            for i in 0..elements(m, k) {
-                let (row, col) = a_at(form, l, i);
-                a[row][col] = element(form.a, r[i / per(form.a)], i % per(form.a));
-            }
-            for i in 0..elements(k, n) {
-                let (row, col) = b_at(form, l, i);
-                b[row][col] = element(form.b, r[na + i / per(form.b)], i % per(form.b));
-            }
-            for i in 0..elements(m, n) {
-                let (row, col) = cd_at(form, form.c, l, i);
-                c[row][col] = element(form.c, r[na + nb + i / per(form.c)], i % per(form.c));
-            }
-        }
-        for &l in &lanes {
-            for i in 0..elements(m, n) {
-                let (row, col) = cd_at(form, form.d, l, i);
-                let products = (0..k).map(|kk| (a[row][kk], b[kk][col]));
-                let bits = accumulate(form, products, c[row][col]);
-                out[l][i / per(form.d)] |= bits << (form.d.bits() as usize * (i % per(form.d)));
-            }
-        }
-    }
-    out
-}
-
-/// (row, column) of A element `i` (element i mod e of register i div e, e per register) of
-/// `lane`, from the ISA's fragment tables. `m16n8k*`/`m8n8k*` (lane = 4g + t): row g + 8·(r mod
-/// 2) (g only for m8), column t·e + j + (r div 2)·k/2. `m8n8k4` on f16 (r = lane mod 4, h = 4
-/// in the high group of a quad pair): (r + h, i) for `.row`, (i + h, r) for `.col`.
-fn a_at(form: MmaForm, lane: usize, i: usize) -> (usize, usize) {
-    if form.quad_pairs() {
-        let (r, h) = quad_pair_lane(lane);
-        return if form.a_row { (r + h, i) } else { (i + h, r) };
-    }
-    let e = (32 / form.a.bits()).max(1) as usize;
-    let (g, t, reg, j) = (lane / 4, lane % 4, i / e, i % e);
-    let row = g + if form.m == 16 { 8 * (reg % 2) } else { 0 };
-    (row, t * e + j + (reg / 2) * (form.k as usize / 2))
-}
-
-/// (row k, column) of B element `i`: row t·e + j + r·k/2 of column g; `m8n8k4` on f16:
-/// (r, i + h) for `.row`, (i, r + h) for `.col`.
-fn b_at(form: MmaForm, lane: usize, i: usize) -> (usize, usize) {
-    if form.quad_pairs() {
-        let (r, h) = quad_pair_lane(lane);
-        return if form.b_col { (i, r + h) } else { (r, i + h) };
-    }
-    let e = (32 / form.b.bits()).max(1) as usize;
-    let (g, t, reg, j) = (lane / 4, lane % 4, i / e, i % e);
-    (t * e + j + reg * (form.k as usize / 2), g)
-}
-
-/// (row, column) of C or D element `i` when that accumulator holds `ty`: row g + 8·(i div 2),
-/// column 2t + (i mod 2) (row g, column 2t + i for m8); `m8n8k4` on f16: (r + h, i) for f16,
-/// ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1)) for f32.
-fn cd_at(form: MmaForm, ty: MmaType, lane: usize, i: usize) -> (usize, usize) {
-    let (g, t) = (lane / 4, lane % 4);
-    match (form.quad_pairs(), ty) {
-        (true, MmaType::F16) => (t + quad_pair_lane(lane).1, i),
-        (true, _) => {
-            let h = quad_pair_lane(lane).1;
-            ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1))
-        }
-        _ if form.m == 16 => (g + 8 * (i / 2), 2 * t + i % 2),
-        _ => (g, 2 * t + i),
-    }
-}
-
-/// A quad pair's lane (ISA "Matrix Fragments for mma.m8n8k4 with .f16 floating point type"):
-/// its index r in its group of four and the row offset h, 4 for the high group (lanes 16–31).
-fn quad_pair_lane(lane: usize) -> (usize, usize) {
-    (lane % 4, if lane >= 16 { 4 } else { 0 })
-}
-
-/// An element of an mma fragment: a float value or an integer.
-#[derive(Clone, Copy, Debug)]
-enum Value {
-    Float(f64),
-    Int(i64),
-}
-
-impl Value {
-    fn float(self) -> f64 {
-        match self {
-            Value::Float(x) => x,
-            Value::Int(i) => i as f64,
-        }
-    }
-    fn int(self) -> i64 {
-        match self {
-            Value::Int(i) => i,
-            Value::Float(x) => x as i64,
-        }
-    }
-}
-
-/// Element `j` of a register holding `ty` values.
-fn element(ty: MmaType, reg: u64, j: usize) -> Value {
-    use crate::semantics::half::{BF16, F16};
-    use crate::semantics::minifloat::Mini;
-    let bits = ty.bits() as usize;
-    let raw = if bits == 64 {
-        reg
-    } else {
-        (reg >> (bits * j)) & ((1 << bits) - 1)
-    };
-    match ty {
-        MmaType::F16 => Value::Float(F16.to_f64(raw as u16)),
-        MmaType::BF16 => Value::Float(BF16.to_f64(raw as u16)),
-        MmaType::Tf32 => Value::Float(f32::from_bits(raw as u32 & !0x1FFF) as f64),
-        MmaType::F32 => Value::Float(f32::from_bits(raw as u32) as f64),
-        MmaType::F64 => Value::Float(f64::from_bits(raw)),
-        MmaType::E4m3 => Value::Float(Mini::E4m3.to_f64(raw as u8)),
-        MmaType::E5m2 => Value::Float(Mini::E5m2.to_f64(raw as u8)),
-        MmaType::S8 => Value::Int(raw as u8 as i8 as i64),
-        MmaType::U8 => Value::Int(raw as i64),
-        MmaType::S32 => Value::Int(raw as u32 as i32 as i64),
-    }
-}
-
-/// D's bits for one element: Σ a·b + c per the rule of [`mma`].
-fn accumulate(form: MmaForm, products: impl Iterator<Item = (Value, Value)>, c: Value) -> u64 {
-    use crate::semantics::half::F16;
-    match form.d {
-        MmaType::S32 => {
-            let sum = products.fold(c.int(), |s, (x, y)| s + x.int() * y.int());
-            let sum = if form.satfinite {
-                sum.clamp(i32::MIN as i64, i32::MAX as i64)
-            } else {
-                sum
-            };
-            sum as u32 as u64
-        }
-        MmaType::F64 => products
-            .fold(c.float(), |s, (x, y)| x.float().mul_add(y.float(), s))
-            .to_bits(),
-        _ => {
-            let sum = products.fold(0.0, |s, (x, y)| s + x.float() * y.float()) + c.float();
-            if form.d == MmaType::F16 {
-                F16.round(sum, crate::frontend::checked::Rounding::Rn) as u64
-            } else if sum.is_nan() {
-                crate::lower::softfloat::CANONICAL_NAN_F32 as u64
-            } else {
-                (sum as f32).to_bits() as u64
             }
         }
     }

@@ -4,12 +4,12 @@
 //! The box starts at the instruction's coordinates and takes, in each dimension d,
 //! ceil(box[d] / traversal stride[d]) elements, every stride-th one. In shared memory it is
 //! packed, dimension 0 fastest, from the destination address; then the swizzle permutes
-//! 16-byte chunks by the shared address's bits: with a span of 2^k × 16 bytes, bits 4 to
-//! 4 + k − 1 are XORed with bits 7 to 7 + k − 1 (the 128-byte row's index), the pattern
-//! repeating every span × 8 bytes. Elements outside the tensor (a coordinate below 0 or past
-//! its dimension) are filled with zeros or the OOB-NaN when loading, and not written when
-//! storing. Every byte is confined as the compiled code confines its own accesses.
+//! 16-byte chunks by the shared address's bits (`crate::swizzle`). Elements outside the
+//! tensor (a coordinate below 0 or past its dimension) are filled with zeros or the OOB-NaN
+//! when loading, and not written when storing. Every byte is confined as the compiled code
+//! confines its own accesses.
 
+use crate::swizzle::swizzle;
 use crate::tensor_map::{MapError, Rule, TensorMap};
 
 /// What the compiled code passes to [`run`] (`repr(C)`: it writes the inputs at these offsets
@@ -54,18 +54,6 @@ pub enum CopyFault {
 
 /// Where the copy's global memory may be: the compiled code's own test.
 pub type InDevice<'a> = &'a dyn Fn(u64, u64) -> bool;
-
-/// The shared address of the swizzled byte `offset` (a shared-window address).
-pub fn swizzle(offset: u64, span: u64) -> u64 {
-    let bits = match span {
-        32 => 1,
-        64 => 2,
-        128 => 3,
-        _ => return offset,
-    };
-    let mask = (1u64 << bits) - 1;
-    offset ^ (((offset >> 7) & mask) << 4)
-}
 
 /// Moves the box at `coords` between global memory and the shared window `[shared, shared +
 /// shared_len)` whose box starts at window address `offset`; returns the box's bytes.
@@ -117,7 +105,7 @@ pub unsafe fn copy(
             let global = row
                 .filter(|_| c >= 0 && (c as u64) < map.dims[0])
                 .map(|r| r.wrapping_add(c as u64 * size));
-            let at = swizzle(offset + linear, span);
+            let at = swizzle(offset + linear, span, 0);
             linear += size;
             if at.checked_add(size).is_none_or(|end| end > shared_len) {
                 return Err(CopyFault::Outside {
@@ -285,15 +273,6 @@ mod tests {
                 assert_eq!(smem[at], (r * 256 + c * 8) as u16, "row {r} chunk {c}");
             }
         }
-    }
-
-    #[test]
-    fn swizzle_32b_and_64b_use_one_and_two_row_bits() {
-        assert_eq!(swizzle(0x80, 32), 0x90);
-        assert_eq!(swizzle(0x100, 32), 0x100);
-        assert_eq!(swizzle(0x180, 64), 0x1B0);
-        assert_eq!(swizzle(0x200, 64), 0x200);
-        assert_eq!(swizzle(0x395, 128), 0x3E5);
     }
 
     #[test]

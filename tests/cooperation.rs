@@ -259,7 +259,9 @@ fn a_collective_whose_live_member_waits_elsewhere_is_an_error() {
     )
     .unwrap_err();
     assert!(
-        err.starts_with("kernel 'k': warp collective whose member lanes did not all arrive"),
+        err.starts_with(
+            "kernel 'k': warp or warpgroup collective whose member threads did not all arrive"
+        ),
         "{err}"
     );
 }

@@ -490,7 +490,8 @@ unsafe fn run_grid(
                         Ok(true) => return Ok(()),
                         // (A kernel that never finishes loops, and its loops poll `abort`.)
                         Ok(false) => continue,
-                        Err(s) => return Err(fail(s, None)),
+                        // (`after_round` may describe the failure in the fault words.)
+                        Err(s) => return Err(fail(s, Some(&ctx))),
                     }
                 }
                 (s, _) => return Err(fail(s, Some(&ctx))),

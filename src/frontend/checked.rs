@@ -612,7 +612,8 @@ pub enum Op {
     TensormapCopy,
     /// Advice to the hardware, with no effect here: `prefetch`, `prefetchu`,
     /// `cp.async.bulk.prefetch` (no cache to warm), `setmaxnreg` (a CPU thread's registers
-    /// are its own).
+    /// are its own); `wgmma.fence`, `wgmma.commit_group`, `wgmma.wait_group` (nothing is in
+    /// flight: see `Wgmma`).
     Hint,
     /// The `mbarrier` instructions and `cp.async.mbarrier.arrive` (`crate::mbarrier`): `space`
     /// is `Shared` (`.shared{::cta}`, and `.shared::cluster`, a cluster being one CTA) or
@@ -639,6 +640,11 @@ pub enum Op {
     },
     /// `mma.sync.aligned.shape.row.col{.satfinite}.dtype.atype.btype.ctype`.
     Mma(MmaForm),
+    /// `wgmma.mma_async.sync.aligned.m64nNkK{.satfinite}.dtype.atype.btype d, a, b-desc,
+    /// scale-d{, imm-scale-a, imm-scale-b{, imm-trans-a}, imm-trans-b}` (`crate::wgmma`); A
+    /// is a descriptor or a vector of registers. `wgmma.fence`, `.commit_group` and
+    /// `.wait_group` are `Hint`s: the product completes when the warpgroup issues it.
+    Wgmma(WgmmaForm),
     /// `testp.op.type p, a`.
     Testp {
         op: TestOp,
@@ -803,6 +809,35 @@ impl MmaForm {
             self.m * self.n / lanes / per_reg(self.c),
             self.m * self.n / lanes / per_reg(self.d),
         ]
+    }
+}
+
+/// `wgmma.mma_async`'s shape (M is 64) and types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WgmmaForm {
+    pub n: u32,
+    pub k: u32,
+    pub d: MmaType,
+    pub a: MmaType,
+    pub b: MmaType,
+    /// Integer accumulation clamps to the s32 range instead of wrapping.
+    pub satfinite: bool,
+}
+
+impl WgmmaForm {
+    /// D's registers per thread: 64 × N elements over 128 threads, two f16 to a register.
+    pub fn d_registers(self) -> u32 {
+        self.n / 2 / (32 / self.d.bits())
+    }
+
+    /// The floating-point forms take `imm-scale-a` and `imm-scale-b`.
+    pub fn scales(self) -> bool {
+        !matches!(self.a, MmaType::S8 | MmaType::U8)
+    }
+
+    /// The f16 and bf16 forms take `imm-trans-b`, and `imm-trans-a` when A is a descriptor.
+    pub fn transposes(self) -> bool {
+        matches!(self.a, MmaType::F16 | MmaType::BF16)
     }
 }
 

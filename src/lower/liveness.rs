@@ -99,7 +99,9 @@ pub fn destinations(inst: &Inst) -> Vec<u32> {
 /// Registers the instruction reads: its guard, sources and address operands.
 pub fn sources(inst: &Inst) -> Vec<u32> {
     let mut uses: Vec<u32> = inst.guard.iter().map(|g| g.reg).collect();
-    let skip = usize::from(!destinations(inst).is_empty());
+    // `wgmma`'s D is its accumulator too.
+    let reads_destination = matches!(inst.op, Op::Wgmma(_));
+    let skip = usize::from(!destinations(inst).is_empty() && !reads_destination);
     for a in &inst.args[skip..] {
         regs_of(a, &mut uses);
     }

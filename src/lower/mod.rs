@@ -46,6 +46,7 @@ mod operands;
 pub mod softfloat;
 pub mod sync;
 mod tensor;
+mod wgmma;
 
 use std::collections::HashMap;
 
@@ -738,6 +739,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             | Op::WarpSync
             | Op::WarpMatrix { .. }
             | Op::Mma(_)
+            | Op::Wgmma(_)
             | Op::Redux { .. }
             | Op::Elect
             | Op::Mbarrier {

@@ -15,6 +15,7 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
     let Some(body) = &f.body else {
         return Vec::new();
     };
+    let (reg_slots, _) = register_slots(f, frame::REGS);
     body.iter()
         .enumerate()
         .filter_map(|(i, inst)| {
@@ -33,15 +34,28 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                     store, num, trans, ..
                 } => SyncKind::WarpMatrix { store, num, trans },
                 Op::Mma(form) => SyncKind::Mma(form),
+                Op::Wgmma(form) => SyncKind::Wgmma(form),
                 Op::Mbarrier {
                     op: MbarrierOp::Wait { parity, .. },
                     ..
                 } => SyncKind::MbarrierWait { parity },
                 _ => return None,
             };
+            // (The lowering refuses a D that is not all registers.)
+            let slots = match (kind, inst.args.first()) {
+                (SyncKind::Wgmma(_), Some(Arg::Vector(d))) => d
+                    .iter()
+                    .filter_map(|r| match r {
+                        Arg::Reg(r) => Some(reg_slots[*r as usize]),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
             Some(SyncPoint {
                 inst: i as u32,
                 kind,
+                slots,
             })
         })
         .collect()
@@ -101,7 +115,7 @@ pub fn frame_layout(f: &Function) -> FrameLayout {
 }
 
 impl Translator<'_, '_> {
-    fn frame(&mut self) -> Value {
+    pub(super) fn frame(&mut self) -> Value {
         let coop = self
             .coop
             .as_ref()
@@ -109,7 +123,7 @@ impl Translator<'_, '_> {
         self.b.use_var(coop.frame)
     }
 
-    fn store_arg(&mut self, k: i32, v: Value) {
+    pub(super) fn store_arg(&mut self, k: i32, v: Value) {
         let v = self.extend(v, types::I64, false);
         let frame = self.frame();
         self.b
@@ -232,6 +246,7 @@ impl Translator<'_, '_> {
                 let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
                 self.store_arg(frame::MASK_ARG, all);
             }
+            Op::Wgmma(form) => self.wgmma_operands(form, a)?,
             Op::Mbarrier { op, space } => {
                 let (addr, state, done) = self.mbarrier_wait_ready(op, space, a)?;
                 let join = self.b.create_block();

@@ -15,6 +15,38 @@ macro_rules! forms {
     };
 }
 
+/// The `.shape` sets of `wgmma.mma_async`'s lines (M is 64; K is 32 bytes of the inputs).
+macro_rules! wgmma_shapes {
+    (k16) => {
+        ".shape = { .m64n8k16, .m64n16k16, .m64n24k16, .m64n32k16, .m64n40k16, .m64n48k16,
+        .m64n56k16, .m64n64k16, .m64n72k16, .m64n80k16, .m64n88k16, .m64n96k16,
+        .m64n104k16, .m64n112k16, .m64n120k16, .m64n128k16, .m64n136k16, .m64n144k16,
+        .m64n152k16, .m64n160k16, .m64n168k16, .m64n176k16, .m64n184k16, .m64n192k16,
+        .m64n200k16, .m64n208k16, .m64n216k16, .m64n224k16, .m64n232k16, .m64n240k16,
+        .m64n248k16, .m64n256k16 }"
+    };
+    (k8) => {
+        ".shape = { .m64n8k8, .m64n16k8, .m64n24k8, .m64n32k8, .m64n40k8, .m64n48k8, .m64n56k8,
+        .m64n64k8, .m64n72k8, .m64n80k8, .m64n88k8, .m64n96k8, .m64n104k8, .m64n112k8,
+        .m64n120k8, .m64n128k8, .m64n136k8, .m64n144k8, .m64n152k8, .m64n160k8,
+        .m64n168k8, .m64n176k8, .m64n184k8, .m64n192k8, .m64n200k8, .m64n208k8,
+        .m64n216k8, .m64n224k8, .m64n232k8, .m64n240k8, .m64n248k8, .m64n256k8 }"
+    };
+    (k32) => {
+        ".shape = { .m64n8k32, .m64n16k32, .m64n24k32, .m64n32k32, .m64n40k32, .m64n48k32,
+        .m64n56k32, .m64n64k32, .m64n72k32, .m64n80k32, .m64n88k32, .m64n96k32,
+        .m64n104k32, .m64n112k32, .m64n120k32, .m64n128k32, .m64n136k32, .m64n144k32,
+        .m64n152k32, .m64n160k32, .m64n168k32, .m64n176k32, .m64n184k32, .m64n192k32,
+        .m64n200k32, .m64n208k32, .m64n216k32, .m64n224k32, .m64n232k32, .m64n240k32,
+        .m64n248k32, .m64n256k32 }"
+    };
+    (k32_int) => {
+        ".shape = { .m64n8k32, .m64n16k32, .m64n24k32, .m64n32k32, .m64n48k32, .m64n64k32,
+        .m64n80k32, .m64n96k32, .m64n112k32, .m64n128k32, .m64n144k32, .m64n160k32,
+        .m64n176k32, .m64n192k32, .m64n208k32, .m64n224k32, .m64n240k32, .m64n256k32 }"
+    };
+}
+
 pub const FORMS: &[Form] = forms![
     // ---- Integer arithmetic -------------------------------------------------------------
     "add.type d, a, b", ".type = { .u16, .u32, .u64, .s16, .s32, .s64 }",
@@ -589,6 +621,35 @@ pub const FORMS: &[Form] = forms![
         "Warp Level Matrix Instructions: mma", |m| mma(m, "f16", "f16");
     "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 d, a, b, c", "",
         "Warp Level Matrix Instructions: mma", |m| mma(m, "f64", "f64");
+    // ---- Warpgroup-level matrix (sm_90a) -------------------------------------------------------
+    "wgmma.fence.sync.aligned", "",
+        "Asynchronous Warpgroup Level Matrix Instructions: wgmma.fence", |_| Op::Hint;
+    "wgmma.commit_group.sync.aligned", "",
+        "Asynchronous Warpgroup Level Matrix Instructions: wgmma.commit_group", |_| Op::Hint;
+    "wgmma.wait_group.sync.aligned N", "",
+        "Asynchronous Warpgroup Level Matrix Instructions: wgmma.wait_group", |_| Op::Hint;
+    "wgmma.mma_async.sync.aligned.shape.dtype.f16.f16 d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b",
+        concat!(wgmma_shapes!(k16), "; .dtype = { .f16, .f32 }"), "Asynchronous Warpgroup Level Matrix Instructions: wgmma.mma_async", |m| wgmma(m, "f16");
+    "wgmma.mma_async.sync.aligned.shape.dtype.f16.f16 d, a, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b",
+        concat!(wgmma_shapes!(k16), "; .dtype = { .f16, .f32 }"), "Asynchronous Warpgroup Level Matrix Instructions: wgmma.mma_async", |m| wgmma(m, "f16");
+    "wgmma.mma_async.sync.aligned.shape.dtype.bf16.bf16 d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b",
+        concat!(wgmma_shapes!(k16), "; .dtype = { .f32 }"), "Asynchronous Warpgroup Level Matrix Instructions: wgmma.mma_async", |m| wgmma(m, "bf16");
+    "wgmma.mma_async.sync.aligned.shape.dtype.bf16.bf16 d, a, b-desc, scale-d, imm-scale-a, imm-scale-b, imm-trans-b",
+        concat!(wgmma_shapes!(k16), "; .dtype = { .f32 }"), "Asynchronous Warpgroup Level Matrix Instructions: wgmma.mma_async", |m| wgmma(m, "bf16");
+    "wgmma.mma_async.sync.aligned.shape.dtype.tf32.tf32 d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b",
+        concat!(wgmma_shapes!(k8), "; .dtype = { .f32 }"), "Asynchronous Warpgroup Level Matrix Instructions: wgmma.mma_async", |m| wgmma(m, "tf32");
+    "wgmma.mma_async.sync.aligned.shape.dtype.tf32.tf32 d, a, b-desc, scale-d, imm-scale-a, imm-scale-b",
+        concat!(wgmma_shapes!(k8), "; .dtype = { .f32 }"), "Asynchronous Warpgroup Level Matrix Instructions: wgmma.mma_async", |m| wgmma(m, "tf32");
+    "wgmma.mma_async.sync.aligned.shape.dtype.atype.btype d, a-desc, b-desc, scale-d, imm-scale-a, imm-scale-b",
+        concat!(wgmma_shapes!(k32), "; .dtype = { .f16, .f32 }; .atype = { .e4m3, .e5m2 }; .btype = { .e4m3, .e5m2 }"),
+        "Asynchronous Warpgroup Level Matrix Instructions: wgmma.mma_async", |m| wgmma(m, "");
+    "wgmma.mma_async.sync.aligned.shape.dtype.atype.btype d, a, b-desc, scale-d, imm-scale-a, imm-scale-b",
+        concat!(wgmma_shapes!(k32), "; .dtype = { .f16, .f32 }; .atype = { .e4m3, .e5m2 }; .btype = { .e4m3, .e5m2 }"),
+        "Asynchronous Warpgroup Level Matrix Instructions: wgmma.mma_async", |m| wgmma(m, "");
+    "wgmma.mma_async.sync.aligned.shape{.satfinite}.s32.atype.btype d, a-desc, b-desc, scale-d",
+        concat!(wgmma_shapes!(k32_int), "; .atype = { .s8, .u8 }; .btype = { .s8, .u8 }"), "Asynchronous Warpgroup Level Matrix Instructions: wgmma.mma_async", |m| wgmma(m, "");
+    "wgmma.mma_async.sync.aligned.shape{.satfinite}.s32.atype.btype d, a, b-desc, scale-d",
+        concat!(wgmma_shapes!(k32_int), "; .atype = { .s8, .u8 }; .btype = { .s8, .u8 }"), "Asynchronous Warpgroup Level Matrix Instructions: wgmma.mma_async", |m| wgmma(m, "");
     // ---- Miscellaneous -----------------------------------------------------------------------------
     "trap", "", "Miscellaneous Instructions: trap", |_| Op::Trap;
     // With no debugger attached a breakpoint stops the kernel as `trap` does.
@@ -1204,6 +1265,31 @@ fn mma(m: &Match, a: &str, b: &str) -> Op {
         satfinite: m.has(".satfinite"),
         a_row: m.word(".alayout") != Some("col"),
         b_col: m.word(".blayout") != Some("row"),
+    })
+}
+
+/// A `wgmma.mma_async` row's form; `ab` names the input type the row spells out (empty: the
+/// row's `.atype`/`.btype` sets, and an s32 D for the integer rows).
+fn wgmma(m: &Match, ab: &str) -> Op {
+    let shape = m.word(".shape").expect("required");
+    let (n, k) = shape["m64n".len()..]
+        .split_once('k')
+        .expect("the set's shapes are m64nNkK");
+    let ty = |name: &str| MmaType::from_name(name).expect("the row's types are mma types");
+    let (a, b) = match ab {
+        "" => (
+            ty(m.word(".atype").expect("set")),
+            ty(m.word(".btype").expect("set")),
+        ),
+        _ => (ty(ab), ty(ab)),
+    };
+    Op::Wgmma(WgmmaForm {
+        n: n.parse().expect("a number"),
+        k: k.parse().expect("a number"),
+        d: m.word(".dtype").map_or(MmaType::S32, ty),
+        a,
+        b,
+        satfinite: m.has(".satfinite"),
     })
 }
 

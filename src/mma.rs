@@ -1,0 +1,199 @@
+//! Warp-level `mma.sync.aligned`: where each lane's registers sit in the A, B, C and D
+//! matrices (the ISA's fragment tables), and the product's arithmetic, which the warpgroup
+//! MMA (`crate::wgmma`) shares.
+
+use crate::frontend::checked::{MmaForm, MmaType};
+
+/// `mma.sync.aligned` over a warp: `regs[lane]` holds the lane's A, B and C registers in
+/// order; the result is each lane's D registers. Each product's lanes (the whole warp, or
+/// one quad pair for `m8n8k4` on f16) gather A, B and C from their fragments, then each
+/// lane's D elements are computed at its fragment positions ([`a_at`], [`b_at`], [`cd_at`]).
+///
+/// Accumulation: every product is exact and the sum over k, then C, is taken in f64 and
+/// rounded once to D's type (to nearest even; a NaN gives the canonical NaN); tf32 inputs
+/// ignore their low 13 bits; f64 is a chain of fused multiply-adds from C in k order;
+/// integers sum exactly and wrap to s32, or clamp with `.satfinite`. Tensor cores round their
+/// partial sums in ways NVIDIA does not document: results within one rounding of the exact
+/// sum are what this promises (exact for integers and for sums without cancellation).
+pub fn mma(form: MmaForm, regs: &[Vec<u64>]) -> Vec<Vec<u64>> {
+    let [na, nb, _, nd] = form.registers().map(|n| n as usize);
+    let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
+    let per = |ty: MmaType| (32 / ty.bits()).max(1) as usize;
+    let groups: Vec<Vec<usize>> = if form.quad_pairs() {
+        (0..4)
+            .map(|q| [0, 1, 2, 3, 16, 17, 18, 19].map(|l| l + 4 * q).to_vec())
+            .collect()
+    } else {
+        vec![(0..32).collect()]
+    };
+    let mut out = vec![vec![0u64; nd]; 32];
+    for lanes in groups {
+        let elements = |rows: usize, cols: usize| rows * cols / lanes.len();
+        let mut a = vec![vec![Value::Int(0); k]; m];
+        let mut b = vec![vec![Value::Int(0); n]; k];
+        let mut c = vec![vec![Value::Int(0); n]; m];
+        for &l in &lanes {
+            let r = &regs[l];
+            for i in 0..elements(m, k) {
+                let (row, col) = a_at(form, l, i);
+                a[row][col] = element(form.a, r[i / per(form.a)], i % per(form.a));
+            }
+            for i in 0..elements(k, n) {
+                let (row, col) = b_at(form, l, i);
+                b[row][col] = element(form.b, r[na + i / per(form.b)], i % per(form.b));
+            }
+            for i in 0..elements(m, n) {
+                let (row, col) = cd_at(form, form.c, l, i);
+                c[row][col] = element(form.c, r[na + nb + i / per(form.c)], i % per(form.c));
+            }
+        }
+        for &l in &lanes {
+            for i in 0..elements(m, n) {
+                let (row, col) = cd_at(form, form.d, l, i);
+                let products = (0..k).map(|kk| (a[row][kk], b[kk][col]));
+                let bits = accumulate(form.d, form.satfinite, products, c[row][col]);
+                out[l][i / per(form.d)] |= bits << (form.d.bits() as usize * (i % per(form.d)));
+            }
+        }
+    }
+    out
+}
+
+/// (row, column) of A element `i` (element i mod e of register i div e, e per register) of
+/// `lane`, from the ISA's fragment tables: [`a_m16`] (row g only for m8); `m8n8k4` on f16
+/// (r = lane mod 4, h = 4 in the high group of a quad pair): (r + h, i) for `.row`, (i + h, r)
+/// for `.col`.
+fn a_at(form: MmaForm, lane: usize, i: usize) -> (usize, usize) {
+    if form.quad_pairs() {
+        let (r, h) = quad_pair_lane(lane);
+        return if form.a_row { (r + h, i) } else { (i + h, r) };
+    }
+    let (row, col) = a_m16(form.k, form.a, lane, i);
+    match form.m {
+        16 => (row, col),
+        _ => (row % 8, col),
+    }
+}
+
+/// (row, column) of A element `i` of `lane` in a 16-row fragment of `k` columns of `ty`: row
+/// g + 8·(r mod 2), column t·e + j + (r div 2)·k/2 (lane = 4g + t, element j of register r,
+/// e per register). `mma.m16n8k*` and each warp's 16 rows of `wgmma`'s A take this layout.
+pub(crate) fn a_m16(k: u32, ty: MmaType, lane: usize, i: usize) -> (usize, usize) {
+    let e = (32 / ty.bits()).max(1) as usize;
+    let (g, t, reg, j) = (lane / 4, lane % 4, i / e, i % e);
+    (g + 8 * (reg % 2), t * e + j + (reg / 2) * (k as usize / 2))
+}
+
+/// (row k, column) of B element `i`: row t·e + j + r·k/2 of column g; `m8n8k4` on f16:
+/// (r, i + h) for `.row`, (i, r + h) for `.col`.
+fn b_at(form: MmaForm, lane: usize, i: usize) -> (usize, usize) {
+    if form.quad_pairs() {
+        let (r, h) = quad_pair_lane(lane);
+        return if form.b_col { (i, r + h) } else { (r, i + h) };
+    }
+    let e = (32 / form.b.bits()).max(1) as usize;
+    let (g, t, reg, j) = (lane / 4, lane % 4, i / e, i % e);
+    (t * e + j + reg * (form.k as usize / 2), g)
+}
+
+/// (row, column) of C or D element `i` when that accumulator holds `ty`: row g + 8·(i div 2),
+/// column 2t + (i mod 2) (row g, column 2t + i for m8); `m8n8k4` on f16: (r + h, i) for f16,
+/// ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1)) for f32.
+fn cd_at(form: MmaForm, ty: MmaType, lane: usize, i: usize) -> (usize, usize) {
+    let (g, t) = (lane / 4, lane % 4);
+    match (form.quad_pairs(), ty) {
+        (true, MmaType::F16) => (t + quad_pair_lane(lane).1, i),
+        (true, _) => {
+            let h = quad_pair_lane(lane).1;
+            ((lane & 1) + (i & 2) + h, (i & 4) + (lane & 2) + (i & 1))
+        }
+        _ if form.m == 16 => (g + 8 * (i / 2), 2 * t + i % 2),
+        _ => (g, 2 * t + i),
+    }
+}
+
+/// A quad pair's lane (ISA "Matrix Fragments for mma.m8n8k4 with .f16 floating point type"):
+/// its index r in its group of four and the row offset h, 4 for the high group (lanes 16–31).
+fn quad_pair_lane(lane: usize) -> (usize, usize) {
+    (lane % 4, if lane >= 16 { 4 } else { 0 })
+}
+
+/// An element of an mma fragment: a float value or an integer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Value {
+    Float(f64),
+    Int(i64),
+}
+
+impl Value {
+    fn float(self) -> f64 {
+        match self {
+            Value::Float(x) => x,
+            Value::Int(i) => i as f64,
+        }
+    }
+    fn int(self) -> i64 {
+        match self {
+            Value::Int(i) => i,
+            Value::Float(x) => x as i64,
+        }
+    }
+}
+
+/// Element `j` of a register holding `ty` values.
+pub(crate) fn element(ty: MmaType, reg: u64, j: usize) -> Value {
+    use crate::semantics::half::{BF16, F16};
+    use crate::semantics::minifloat::Mini;
+    let bits = ty.bits() as usize;
+    let raw = if bits == 64 {
+        reg
+    } else {
+        (reg >> (bits * j)) & ((1 << bits) - 1)
+    };
+    match ty {
+        MmaType::F16 => Value::Float(F16.to_f64(raw as u16)),
+        MmaType::BF16 => Value::Float(BF16.to_f64(raw as u16)),
+        MmaType::Tf32 => Value::Float(f32::from_bits(raw as u32 & !0x1FFF) as f64),
+        MmaType::F32 => Value::Float(f32::from_bits(raw as u32) as f64),
+        MmaType::F64 => Value::Float(f64::from_bits(raw)),
+        MmaType::E4m3 => Value::Float(Mini::E4m3.to_f64(raw as u8)),
+        MmaType::E5m2 => Value::Float(Mini::E5m2.to_f64(raw as u8)),
+        MmaType::S8 => Value::Int(raw as u8 as i8 as i64),
+        MmaType::U8 => Value::Int(raw as i64),
+        MmaType::S32 => Value::Int(raw as u32 as i32 as i64),
+    }
+}
+
+/// D's bits for one element of type `d`: Σ a·b + c per the rule of [`mma`].
+pub(crate) fn accumulate(
+    d: MmaType,
+    satfinite: bool,
+    products: impl Iterator<Item = (Value, Value)>,
+    c: Value,
+) -> u64 {
+    use crate::semantics::half::F16;
+    match d {
+        MmaType::S32 => {
+            let sum = products.fold(c.int(), |s, (x, y)| s + x.int() * y.int());
+            let sum = if satfinite {
+                sum.clamp(i32::MIN as i64, i32::MAX as i64)
+            } else {
+                sum
+            };
+            sum as u32 as u64
+        }
+        MmaType::F64 => products
+            .fold(c.float(), |s, (x, y)| x.float().mul_add(y.float(), s))
+            .to_bits(),
+        _ => {
+            let sum = products.fold(0.0, |s, (x, y)| s + x.float() * y.float()) + c.float();
+            if d == MmaType::F16 {
+                F16.round(sum, crate::frontend::checked::Rounding::Rn) as u64
+            } else if sum.is_nan() {
+                crate::lower::softfloat::CANONICAL_NAN_F32 as u64
+            } else {
+                (sum as f32).to_bits() as u64
+            }
+        }
+    }
+}
