@@ -73,6 +73,82 @@ def attention(q_ptr, k_ptr, v_ptr, o_ptr, N_CTX, sm_scale,
     tl.store(o_ptr + offs_m[:, None] * HEAD_DIM + offs_d[None, :], acc.to(tl.float16))
 
 
+@triton.jit
+def add(x_ptr, y_ptr, output_ptr, n_elements, BLOCK_SIZE: tl.constexpr):
+    # Tutorial 01.
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    y = tl.load(y_ptr + offsets, mask=mask)
+    tl.store(output_ptr + offsets, x + y, mask=mask)
+
+
+@triton.jit
+def softmax(output_ptr, input_ptr, input_row_stride, output_row_stride, n_rows, n_cols,
+            BLOCK_SIZE: tl.constexpr, num_stages: tl.constexpr):
+    # Tutorial 02: each program takes rows start, start + programs, ...
+    row_start = tl.program_id(0)
+    row_step = tl.num_programs(0)
+    for row_idx in tl.range(row_start, n_rows, row_step, num_stages=num_stages):
+        row_start_ptr = input_ptr + row_idx * input_row_stride
+        col_offsets = tl.arange(0, BLOCK_SIZE)
+        mask = col_offsets < n_cols
+        row = tl.load(row_start_ptr + col_offsets, mask=mask, other=-float('inf'))
+        row_minus_max = row - tl.max(row, axis=0)
+        numerator = tl.exp(row_minus_max)
+        denominator = tl.sum(numerator, axis=0)
+        softmax_output = numerator / denominator
+        output_row_start_ptr = output_ptr + row_idx * output_row_stride
+        tl.store(output_row_start_ptr + col_offsets, softmax_output, mask=mask)
+
+
+@triton.jit
+def dropout(x_ptr, output_ptr, n_elements, p, seed, BLOCK_SIZE: tl.constexpr):
+    # Tutorial 04's seeded (low-memory) dropout: the mask is Philox of the seed and offset.
+    pid = tl.program_id(axis=0)
+    offsets = pid * BLOCK_SIZE + tl.arange(0, BLOCK_SIZE)
+    mask = offsets < n_elements
+    x = tl.load(x_ptr + offsets, mask=mask)
+    random = tl.rand(seed, offsets)
+    x_keep = random > p
+    output = tl.where(x_keep, x / (1 - p), 0.0)
+    tl.store(output_ptr + offsets, output, mask=mask)
+
+
+@triton.jit
+def layer_norm(X, Y, W, B, Mean, Rstd, stride, N, eps, BLOCK_SIZE: tl.constexpr):
+    # Tutorial 05's fused forward pass.
+    row = tl.program_id(0)
+    Y += row * stride
+    X += row * stride
+    _mean = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        a = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        _mean += a
+    mean = tl.sum(_mean, axis=0) / N
+    _var = tl.zeros([BLOCK_SIZE], dtype=tl.float32)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        x = tl.load(X + cols, mask=cols < N, other=0.).to(tl.float32)
+        x = tl.where(cols < N, x - mean, 0.)
+        _var += x * x
+    var = tl.sum(_var, axis=0) / N
+    rstd = 1 / tl.sqrt(var + eps)
+    tl.store(Mean + row, mean)
+    tl.store(Rstd + row, rstd)
+    for off in range(0, N, BLOCK_SIZE):
+        cols = off + tl.arange(0, BLOCK_SIZE)
+        mask = cols < N
+        w = tl.load(W + cols, mask=mask)
+        b = tl.load(B + cols, mask=mask)
+        x = tl.load(X + cols, mask=mask, other=0.).to(tl.float32)
+        x_hat = (x - mean) * rstd
+        y = x_hat * w + b
+        tl.store(Y + cols, y, mask=mask)
+
+
 NUM_WARPS, NUM_STAGES = 4, 3   # Triton's defaults
 folder, out = sys.argv[1], sys.argv[2]
 arch = int(folder.rsplit('_sm', 1)[1])
@@ -118,6 +194,41 @@ def written(name, x, dtype):
     open(os.path.join(out, f'in_{name}.bin'), 'wb').write(data)
     return {'name': name, 'kind': 'input', 'dtype': {'fp8': 'u8'}.get(dtype, dtype),
             'count': x.size, 'file': f'in_{name}.bin'}
+
+
+def philox(seed, offsets):
+    """Triton's `tl.randint` (Philox 4x32, 10 rounds, counter (offset, 0, 0, 0), key = seed),
+    then `uint_to_uniform_float` in f32, from triton/language/random.py."""
+    M32 = 0xFFFFFFFF
+    out = np.zeros(len(offsets), np.float32)
+    for i, off in enumerate(offsets):
+        c0, c1, c2, c3 = int(off) & M32, 0, 0, 0
+        k0, k1 = seed & M32, seed >> 32 & M32
+        for _ in range(10):
+            _c0, _c2 = c0, c2
+            c0 = ((0xCD9E8D57 * _c2) >> 32) ^ c1 ^ k0
+            c2 = ((0xD2511F53 * _c0) >> 32) ^ c3 ^ k1
+            c1 = 0xCD9E8D57 * _c2 & M32
+            c3 = 0xD2511F53 * _c0 & M32
+            k0 = (k0 + 0x9E3779B9) & M32
+            k1 = (k1 + 0xBB67AE85) & M32
+        x = c0 - (1 << 32) if c0 >> 31 else c0
+        x = ~x if x < 0 else x
+        out[i] = np.float32(x) * np.float32(4.6566127342e-10)
+    return out
+
+
+def f32_in(name, x):
+    open(os.path.join(out, f'in_{name}.bin'), 'wb').write(x.astype('<f4').tobytes())
+    return {'name': name, 'kind': 'input', 'dtype': 'f32', 'count': x.size,
+            'file': f'in_{name}.bin'}
+
+
+def expected(name, x, dtype, check):
+    np_type = {'f16': '<f2', 'f32': '<f4'}[dtype]
+    open(os.path.join(out, f'expected_{name}.bin'), 'wb').write(x.astype(np_type).tobytes())
+    return {'name': name, 'kind': 'output', 'dtype': dtype, 'count': x.size,
+            'expected': f'expected_{name}.bin', 'check': check}
 
 
 scratch = [{'name': 'global_scratch', 'kind': 'null_ptr', 'dtype': 'u64', 'value': 0},
@@ -167,7 +278,9 @@ if folder.startswith('tr_matmul'):
              f'sum is exact, so C is exact whatever the order.')
 elif folder.startswith('tr_attention'):
     N_CTX, D, BM, BN = 128, 64, 64, 32
-    kernel_ops = ['cp.async.cg.shared.global']
+    # At sm_90 the second product takes P (A) from registers.
+    kernel_ops = ['cp.async.cg.shared.global', 'mma.sync.aligned' if arch == 80 else
+                  'wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {']
     fn = attention
     signature = {'q_ptr': '*fp16', 'k_ptr': '*fp16', 'v_ptr': '*fp16', 'o_ptr': '*fp16',
                  'N_CTX': 'i32', 'sm_scale': 'fp32', 'HEAD_DIM': 'constexpr',
@@ -191,9 +304,96 @@ elif folder.startswith('tr_attention'):
     open(os.path.join(out, 'expected_o_ptr.bin'), 'wb').write(O.astype('<f2').tobytes())
     grid = [N_CTX // BM, 1, 1]
     notes = (f'Tutorial 06 fused attention forward for one head, no causal mask, N_CTX={N_CTX}, '
-             f'HEAD_DIM={D}, {BM}x{BN} blocks; num_stages=3 pipelines the K/V loads with cp.async. '
+             f'HEAD_DIM={D}, {BM}x{BN} blocks; num_stages=3 pipelines the K/V loads with cp.async '
+             f'({"mma.sync" if arch == 80 else "wgmma, the second with P in registers"}). '
              f'P is rounded to f16 before the second dot and exp2 is ex2.approx: the expected '
              f'output is numpy softmax(QK^T*scale)V in float64, checked within atol 3e-4, rtol 2e-3 (ptxjit: 1 f16 ulp at most).')
+elif folder.startswith('tr_add'):
+    n, BLOCK = 5000, 1024
+    fn = add
+    signature = {'x_ptr': '*fp32', 'y_ptr': '*fp32', 'output_ptr': '*fp32',
+                 'n_elements': 'i32', 'BLOCK_SIZE': 'constexpr'}
+    constexprs = {'BLOCK_SIZE': BLOCK}
+    div16 = ['x_ptr', 'y_ptr', 'output_ptr']
+    rng = np.random.default_rng(20261126)
+    x, y = (rng.standard_normal(n).astype(np.float32) for _ in range(2))
+    params = [f32_in('x_ptr', x), f32_in('y_ptr', y),
+              expected('output_ptr', x + y, 'f32', {'mode': 'exact'}), i32('n_elements', n)]
+    params += scratch
+    grid = [triton.cdiv(n, BLOCK), 1, 1]
+    notes = (f'Tutorial 01 vector add, {n} f32 elements in blocks of {BLOCK} (the last one '
+             f'masked); exact (one f32 addition each, as numpy\'s float32).')
+elif folder.startswith('tr_softmax'):
+    rows, cols, BLOCK, programs = 37, 781, 1024, 8
+    fn = softmax
+    signature = {'output_ptr': '*fp32', 'input_ptr': '*fp32', 'input_row_stride': 'i32',
+                 'output_row_stride': 'i32', 'n_rows': 'i32', 'n_cols': 'i32',
+                 'BLOCK_SIZE': 'constexpr', 'num_stages': 'constexpr'}
+    constexprs = {'BLOCK_SIZE': BLOCK, 'num_stages': NUM_STAGES}
+    div16 = ['output_ptr', 'input_ptr']
+    rng = np.random.default_rng(20261127)
+    X = rng.standard_normal((rows, cols)).astype(np.float32)
+    E = np.exp(X.astype(np.float64) - X.max(axis=1, keepdims=True))
+    Y = E / E.sum(axis=1, keepdims=True)
+    params = [expected('output_ptr', Y, 'f32', {'mode': 'approx', 'atol': 1e-8, 'rtol': 1e-5}),
+              f32_in('input_ptr', X), i32('input_row_stride', cols),
+              i32('output_row_stride', cols), i32('n_rows', rows), i32('n_cols', cols)]
+    params += scratch
+    grid = [programs, 1, 1]
+    notes = (f'Tutorial 02 fused softmax, {rows}x{cols} f32 rows ({BLOCK}-wide blocks, masked), '
+             f'{programs} programs striding over the rows with tl.range(num_stages=3). tl.exp '
+             f'is ex2.approx of x·log2(e): checked within rtol 1e-5 of numpy\'s float64 softmax.')
+elif folder.startswith('tr_dropout'):
+    n, BLOCK, p, seed = 3000, 1024, 0.5, 123456789
+    fn = dropout
+    signature = {'x_ptr': '*fp32', 'output_ptr': '*fp32', 'n_elements': 'i32', 'p': 'fp32',
+                 'seed': 'i32', 'BLOCK_SIZE': 'constexpr'}
+    constexprs = {'BLOCK_SIZE': BLOCK}
+    div16 = ['x_ptr', 'output_ptr']
+    rng = np.random.default_rng(20261128)
+    x = rng.standard_normal(n).astype(np.float32)
+    keep = philox(seed, np.arange(n)) > np.float32(p)
+    assert 0.4 < keep.mean() < 0.6
+    params = [f32_in('x_ptr', x),
+              expected('output_ptr', np.where(keep, x * 2, 0).astype(np.float32), 'f32',
+                       {'mode': 'exact'}),
+              i32('n_elements', n),
+              {'name': 'p', 'kind': 'scalar', 'dtype': 'f32', 'value': p,
+               'bytes_hex': np.float32(p).tobytes().hex()},
+              i32('seed', seed)] + scratch
+    grid = [triton.cdiv(n, BLOCK), 1, 1]
+    notes = (f'Tutorial 04 seeded dropout, {n} f32 elements, p={p}, seed={seed}: tl.rand is '
+             f'Philox 4x32-10 (mul.hi.u32, xor) then an int-to-float scale; the expected mask '
+             f'comes from a Python Philox written from triton/language/random.py. x / (1 - p) '
+             f'is 2x: exact.')
+elif folder.startswith('tr_layer_norm'):
+    rows, N, BLOCK, eps = 24, 1100, 512, 1e-5
+    fn = layer_norm
+    signature = {'X': '*fp16', 'Y': '*fp16', 'W': '*fp16', 'B': '*fp16', 'Mean': '*fp32',
+                 'Rstd': '*fp32', 'stride': 'i32', 'N': 'i32', 'eps': 'fp32',
+                 'BLOCK_SIZE': 'constexpr'}
+    constexprs = {'BLOCK_SIZE': BLOCK}
+    div16 = ['X', 'Y', 'W', 'B', 'Mean', 'Rstd']
+    rng = np.random.default_rng(20261129)
+    X = rng.standard_normal((rows, N)).astype(np.float16).astype(np.float64)
+    W = rng.uniform(0.5, 1.5, N).astype(np.float16).astype(np.float64)
+    Bias = rng.uniform(-0.5, 0.5, N).astype(np.float16).astype(np.float64)
+    mean = X.mean(axis=1)
+    rstd = 1 / np.sqrt(((X - mean[:, None]) ** 2).mean(axis=1) + eps)
+    Y = (X - mean[:, None]) * rstd[:, None] * W + Bias
+    params = [written('X', X, 'f16'),
+              expected('Y', Y, 'f16', {'mode': 'approx', 'atol': 1e-3, 'rtol': 2e-3}),
+              written('W', W, 'f16'), written('B', Bias, 'f16'),
+              expected('Mean', mean, 'f32', {'mode': 'approx', 'atol': 1e-6, 'rtol': 1e-5}),
+              expected('Rstd', rstd, 'f32', {'mode': 'approx', 'rtol': 1e-5}),
+              i32('stride', N), i32('N', N),
+              {'name': 'eps', 'kind': 'scalar', 'dtype': 'f32', 'value': eps,
+               'bytes_hex': np.float32(eps).tobytes().hex()}] + scratch
+    grid = [rows, 1, 1]
+    notes = (f'Tutorial 05 fused layer norm forward, {rows} rows of {N} f16 in {BLOCK}-wide '
+             f'blocks (masked tails), f32 statistics: mean, 1/sqrt(var + eps) (sqrt.approx, '
+             f'div), y = x_hat·w + b rounded to f16; within 2e-3 (about one f16 ulp) of numpy in '
+             f'float64.')
 else:
     sys.exit(f'unknown folder {folder}')
 
