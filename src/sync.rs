@@ -1,6 +1,7 @@
 //! Cooperating threads: the saved state of a thread (its *frame*) and what happens between
 //! rounds of a cooperative block (see `ptxjit_runtime::Cooperation`): barriers are released,
-//! warp collectives (`shfl`, `vote`, `match`, `bar.warp.sync`) exchange their values.
+//! warp collectives (`shfl`, `vote`, `match`, `bar.warp.sync`) exchange their values, warp
+//! and warpgroup matrix products (`mma`, `wgmma`) are computed.
 //!
 //! A kernel with such instructions runs each thread until its next synchronization point,
 //! where the compiled code stores the instruction's operands in the frame, saves every

@@ -183,6 +183,53 @@ fn put(shared: &mut [u8], at: usize, bits: u64, bytes: usize) {
     shared[at..at + bytes].copy_from_slice(&bits.to_le_bytes()[..bytes]);
 }
 
+/// Writes matrix `m` into `shared`, element (r, c) at `at(r, c)` as `bytes` bytes of `enc`.
+fn fill(
+    shared: &mut [u8],
+    m: &[Vec<f64>],
+    at: impl Fn(usize, usize) -> usize,
+    enc: impl Fn(f64) -> u64,
+    bytes: usize,
+) {
+    for (r, row) in m.iter().enumerate() {
+        for (c, x) in row.iter().enumerate() {
+            put(shared, at(r, c), enc(*x), bytes);
+        }
+    }
+}
+
+/// Every f32 D element of every thread is A·B (+ `c(t, i)`).
+fn assert_products(
+    d: &[Vec<u32>],
+    a: &[Vec<f64>],
+    b: &[Vec<f64>],
+    c: impl Fn(usize, usize) -> f64,
+) {
+    for (t, regs) in f32s(d).iter().enumerate() {
+        for (i, got) in regs.iter().enumerate() {
+            assert_eq!(
+                *got,
+                product(a, b, t, i) + c(t, i),
+                "thread {t} element {i}"
+            );
+        }
+    }
+}
+
+/// A product of A and B from K-major 128B-swizzled tiles (`k_major_128b`).
+fn swizzled_product(
+    opcode: &str,
+    nd: usize,
+    a: &[Vec<f64>],
+    b: &[Vec<f64>],
+    enc: fn(f64) -> u16,
+) -> Product {
+    let mut p = Product::new(opcode, nd, k_major_128b(a, b, enc), desc(8192, 16, 1024, 1));
+    p.a = Err(desc(0, 16, 1024, 1));
+    p.immediates = "1, 1, 0, 0".into();
+    p
+}
+
 /// A·B (+ C) at thread t's D element i.
 fn product(a: &[Vec<f64>], b: &[Vec<f64>], t: usize, i: usize) -> f64 {
     let (row, col) = d_at(t, i);
@@ -219,28 +266,27 @@ fn k_major_128b(a: &[Vec<f64>], b: &[Vec<f64>], enc: fn(f64) -> u16) -> Vec<u8> 
     shared
 }
 
+/// Small values: 64 × k and k × n in [-4, 4].
+fn pair(seed: u64, k: usize, n: usize) -> (Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let mut rng = Rng(seed);
+    (
+        matrix(64, k, &mut rng, -4, 4),
+        matrix(k, n, &mut rng, -4, 4),
+    )
+}
+
+const M64N8K16: &str = "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16";
+
 #[test]
 fn a_in_registers_times_a_k_major_interleaved_b() {
     // m64n16k16, f16 into f32. B's core matrices (8 N-rows of 16 bytes, 128 bytes each):
     // LBO 128 between the two along K, SBO 256 between the two along N.
-    let mut rng = Rng(1);
-    let (a, b) = (
-        matrix(64, 16, &mut rng, -4, 4),
-        matrix(16, 16, &mut rng, -4, 4),
-    );
+    let (a, b) = pair(1, 16, 16);
     let mut shared = vec![0u8; 512];
-    for (k, row) in b.iter().enumerate() {
-        for (n, x) in row.iter().enumerate() {
-            let at = (n / 8) * 256 + (k / 8) * 128 + (n % 8) * 16 + (k % 8) * 2;
-            put(&mut shared, at, f16(*x) as u64, 2);
-        }
-    }
-    let mut p = Product::new(
-        "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16",
-        8,
-        shared,
-        desc(0, 128, 256, 0),
-    );
+    let core = |k: usize, n: usize| (n / 8) * 256 + (k / 8) * 128 + (n % 8) * 16 + (k % 8) * 2;
+    fill(&mut shared, &b, core, |x| f16(x) as u64, 2);
+    let opcode = "wgmma.mma_async.sync.aligned.m64n16k16.f32.f16.f16";
+    let mut p = Product::new(opcode, 8, shared, desc(0, 128, 256, 0));
     p.a = Ok((0..THREADS)
         .map(|t| {
             std::array::from_fn(|r| {
@@ -253,35 +299,15 @@ fn a_in_registers_times_a_k_major_interleaved_b() {
         })
         .collect());
     p.immediates = "1, 1, 0".into();
-    let d = f32s(&p.run().unwrap());
-    for (t, regs) in d.iter().enumerate() {
-        for (i, got) in regs.iter().enumerate() {
-            assert_eq!(*got, product(&a, &b, t, i), "thread {t} element {i}");
-        }
-    }
+    assert_products(&p.run().unwrap(), &a, &b, |_, _| 0.0);
 }
 
 #[test]
 fn descriptors_read_k_major_tiles_with_the_128b_swizzle_tma_writes() {
-    let mut rng = Rng(2);
-    let (a, b) = (
-        matrix(64, 16, &mut rng, -4, 4),
-        matrix(16, 64, &mut rng, -4, 4),
-    );
-    let mut p = Product::new(
-        "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16",
-        32,
-        k_major_128b(&a, &b, bf16),
-        desc(8192, 16, 1024, 1),
-    );
-    p.a = Err(desc(0, 16, 1024, 1));
-    p.immediates = "1, 1, 0, 0".into();
-    let d = f32s(&p.run().unwrap());
-    for (t, regs) in d.iter().enumerate() {
-        for (i, got) in regs.iter().enumerate() {
-            assert_eq!(*got, product(&a, &b, t, i), "thread {t} element {i}");
-        }
-    }
+    let (a, b) = pair(2, 16, 64);
+    let opcode = "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16";
+    let p = swizzled_product(opcode, 32, &a, &b, bf16);
+    assert_products(&p.run().unwrap(), &a, &b, |_, _| 0.0);
 }
 
 #[test]
@@ -294,145 +320,77 @@ fn a_start_32_bytes_on_reads_the_next_k_slice_of_a_swizzled_row() {
         matrix(16, 8, &mut rng, -4, 4),
     );
     let mut shared = vec![0u8; 8192 + 1024];
-    for (r, row) in a.iter().enumerate() {
-        for (k, x) in row.iter().enumerate() {
-            put(
-                &mut shared,
-                swizzled(r * 128 + 2 * k, 128),
-                f16(*x) as u64,
-                2,
-            );
-        }
-    }
-    for (k, row) in b.iter().enumerate() {
-        for (n, x) in row.iter().enumerate() {
-            put(
-                &mut shared,
-                8192 + swizzled(n * 128 + 2 * k, 128),
-                f16(*x) as u64,
-                2,
-            );
-        }
-    }
-    let mut p = Product::new(
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16",
-        4,
-        shared,
-        desc(8192, 16, 1024, 1),
+    let bits = |x: f64| f16(x) as u64;
+    fill(
+        &mut shared,
+        &a,
+        |r, k| swizzled(r * 128 + 2 * k, 128),
+        bits,
+        2,
     );
+    fill(
+        &mut shared,
+        &b,
+        |k, n| 8192 + swizzled(n * 128 + 2 * k, 128),
+        bits,
+        2,
+    );
+    let mut p = Product::new(M64N8K16, 4, shared, desc(8192, 16, 1024, 1));
     p.a = Err(desc(32, 16, 1024, 1));
     p.immediates = "1, 1, 0, 0".into();
     let slice: Vec<Vec<f64>> = a.iter().map(|r| r[16..32].to_vec()).collect();
-    let d = f32s(&p.run().unwrap());
-    for (t, regs) in d.iter().enumerate() {
-        for (i, got) in regs.iter().enumerate() {
-            assert_eq!(*got, product(&slice, &b, t, i), "thread {t} element {i}");
-        }
-    }
+    assert_products(&p.run().unwrap(), &slice, &b, |_, _| 0.0);
 }
 
 #[test]
 fn imm_trans_reads_mn_major_tiles() {
     // A as K rows of 64 M (M-major), B as K rows of 128 N in two 64-wide tiles 2048 bytes
     // apart (N-major, LBO 2048), each 128-byte rows swizzled; SBO 1024 between 8 K-rows.
-    let mut rng = Rng(4);
-    let (a, b) = (
-        matrix(64, 16, &mut rng, -4, 4),
-        matrix(16, 128, &mut rng, -4, 4),
-    );
+    let (a, b) = pair(4, 16, 128);
     let mut shared = vec![0u8; 2048 + 4096];
-    for (m, row) in a.iter().enumerate() {
-        for (k, x) in row.iter().enumerate() {
-            put(
-                &mut shared,
-                swizzled(k * 128 + 2 * m, 128),
-                f16(*x) as u64,
-                2,
-            );
-        }
-    }
-    for (k, row) in b.iter().enumerate() {
-        for (n, x) in row.iter().enumerate() {
-            let at = 2048 + (n / 64) * 2048 + swizzled(k * 128 + 2 * (n % 64), 128);
-            put(&mut shared, at, f16(*x) as u64, 2);
-        }
-    }
-    let mut p = Product::new(
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
-        64,
-        shared,
-        desc(2048, 2048, 1024, 1),
+    let bits = |x: f64| f16(x) as u64;
+    fill(
+        &mut shared,
+        &a,
+        |m, k| swizzled(k * 128 + 2 * m, 128),
+        bits,
+        2,
     );
+    let b_at = |k: usize, n: usize| 2048 + (n / 64) * 2048 + swizzled(k * 128 + 2 * (n % 64), 128);
+    fill(&mut shared, &b, b_at, bits, 2);
+    let opcode = "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16";
+    let mut p = Product::new(opcode, 64, shared, desc(2048, 2048, 1024, 1));
     p.a = Err(desc(0, 2048, 1024, 1));
     p.immediates = "1, 1, 1, 1".into();
-    let d = f32s(&p.run().unwrap());
-    for (t, regs) in d.iter().enumerate() {
-        for (i, got) in regs.iter().enumerate() {
-            assert_eq!(*got, product(&a, &b, t, i), "thread {t} element {i}");
-        }
-    }
+    assert_products(&p.run().unwrap(), &a, &b, |_, _| 0.0);
 }
 
 #[test]
 fn imm_scale_minus_one_negates_a_or_b() {
-    let mut rng = Rng(5);
-    let (a, b) = (
-        matrix(64, 16, &mut rng, -4, 4),
-        matrix(16, 8, &mut rng, -4, 4),
-    );
-    for (imm, sign) in [
-        ("-1, 1, 0, 0", -1.0),
-        ("1, -1, 0, 0", -1.0),
-        ("-1, -1, 0, 0", 1.0),
+    let (a, b) = pair(5, 16, 8);
+    let negated: Vec<Vec<f64>> = a.iter().map(|r| r.iter().map(|x| -x).collect()).collect();
+    for (imm, a_sign) in [
+        ("-1, 1, 0, 0", &negated),
+        ("1, -1, 0, 0", &negated),
+        ("-1, -1, 0, 0", &a),
     ] {
-        let mut p = Product::new(
-            "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16",
-            4,
-            k_major_128b(&a, &b, f16),
-            desc(8192, 16, 1024, 1),
-        );
-        p.a = Err(desc(0, 16, 1024, 1));
+        let mut p = swizzled_product(M64N8K16, 4, &a, &b, f16);
         p.immediates = imm.into();
-        let d = f32s(&p.run().unwrap());
-        for (t, regs) in d.iter().enumerate() {
-            for (i, got) in regs.iter().enumerate() {
-                assert_eq!(*got, sign * product(&a, &b, t, i), "{imm}: thread {t}");
-            }
-        }
+        assert_products(&p.run().unwrap(), a_sign, &b, |_, _| 0.0);
     }
 }
 
 #[test]
 fn scale_d_true_accumulates_and_false_ignores_d() {
-    let mut rng = Rng(6);
-    let (a, b) = (
-        matrix(64, 16, &mut rng, -4, 4),
-        matrix(16, 8, &mut rng, -4, 4),
-    );
+    let (a, b) = pair(6, 16, 8);
     for scale_d in [true, false] {
-        let mut p = Product::new(
-            "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16",
-            4,
-            k_major_128b(&a, &b, f16),
-            desc(8192, 16, 1024, 1),
-        );
-        p.a = Err(desc(0, 16, 1024, 1));
-        p.immediates = "1, 1, 0, 0".into();
+        let mut p = swizzled_product(M64N8K16, 4, &a, &b, f16);
         p.scale_d = scale_d;
         p.d = (0..THREADS)
             .map(|t| (0..4).map(|i| ((t * 4 + i) as f32).to_bits()).collect())
             .collect();
-        let d = f32s(&p.run().unwrap());
-        for (t, regs) in d.iter().enumerate() {
-            for (i, got) in regs.iter().enumerate() {
-                let c = if scale_d { (t * 4 + i) as f64 } else { 0.0 };
-                assert_eq!(
-                    *got,
-                    product(&a, &b, t, i) + c,
-                    "scale-d {scale_d}: thread {t}"
-                );
-            }
-        }
+        let c = |t: usize, i: usize| if scale_d { (t * 4 + i) as f64 } else { 0.0 };
+        assert_products(&p.run().unwrap(), &a, &b, c);
     }
 }
 
@@ -445,15 +403,8 @@ fn an_f16_d_packs_two_elements_to_a_register_rounded_once() {
         matrix(64, 16, &mut rng, -64, 64),
         matrix(16, 16, &mut rng, -64, 64),
     );
-    let mut p = Product::new(
-        "wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16",
-        4,
-        k_major_128b(&a, &b, f16),
-        desc(8192, 16, 1024, 1),
-    );
-    p.a = Err(desc(0, 16, 1024, 1));
-    p.immediates = "1, 1, 0, 0".into();
-    let d = p.run().unwrap();
+    let opcode = "wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16";
+    let d = swizzled_product(opcode, 4, &a, &b, f16).run().unwrap();
     for (t, regs) in d.iter().enumerate() {
         for i in 0..8 {
             let got = (regs[i / 2] >> (16 * (i % 2))) as u16;
@@ -472,49 +423,35 @@ fn tf32_inputs_are_32_bit_elements_read_without_their_low_13_bits() {
         matrix(8, 8, &mut rng, -8, 8),
     );
     // Set low mantissa bits that tf32 ignores.
-    let tf32 = |x: f64| (x as f32).to_bits() | (0x1FFF * (x != 0.0) as u32);
-    let core =
-        |r: usize, k: usize, sbo: usize| (r / 8) * sbo + (k / 4) * 128 + (r % 8) * 16 + (k % 4) * 4;
+    let tf32 = |x: f64| ((x as f32).to_bits() | (0x1FFF * (x != 0.0) as u32)) as u64;
+    let core = |r: usize, k: usize| (r / 8) * 256 + (k / 4) * 128 + (r % 8) * 16 + (k % 4) * 4;
     let mut shared = vec![0u8; 2048 + 256];
-    for (r, row) in a.iter().enumerate() {
-        for (k, x) in row.iter().enumerate() {
-            put(&mut shared, core(r, k, 256), tf32(*x) as u64, 4);
-        }
-    }
-    for (k, row) in b.iter().enumerate() {
-        for (n, x) in row.iter().enumerate() {
-            put(&mut shared, 2048 + core(n, k, 256), tf32(*x) as u64, 4);
-        }
-    }
-    let mut p = Product::new(
-        "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32",
-        4,
-        shared,
-        desc(2048, 128, 256, 0),
-    );
+    fill(&mut shared, &a, core, tf32, 4);
+    fill(&mut shared, &b, |k, n| 2048 + core(n, k), tf32, 4);
+    let opcode = "wgmma.mma_async.sync.aligned.m64n8k8.f32.tf32.tf32";
+    let mut p = Product::new(opcode, 4, shared, desc(2048, 128, 256, 0));
     p.a = Err(desc(0, 128, 256, 0));
     p.immediates = "1, 1".into();
-    let d = f32s(&p.run().unwrap());
-    for (t, regs) in d.iter().enumerate() {
-        for (i, got) in regs.iter().enumerate() {
-            assert_eq!(*got, product(&a, &b, t, i), "thread {t} element {i}");
-        }
-    }
+    assert_products(&p.run().unwrap(), &a, &b, |_, _| 0.0);
 }
 
 /// A (64 × 32) and B (32 × N) of bytes as K-major 128B-swizzled tiles (32 bytes of K per row).
 fn byte_tiles(a: &[Vec<f64>], b: &[Vec<f64>], ea: fn(f64) -> u8, eb: fn(f64) -> u8) -> Vec<u8> {
     let mut shared = vec![0u8; 8192 + 1024 * b[0].len() / 8];
-    for (r, row) in a.iter().enumerate() {
-        for (k, x) in row.iter().enumerate() {
-            shared[swizzled(r * 128 + k, 128)] = ea(*x);
-        }
-    }
-    for (k, row) in b.iter().enumerate() {
-        for (n, x) in row.iter().enumerate() {
-            shared[8192 + swizzled(n * 128 + k, 128)] = eb(*x);
-        }
-    }
+    fill(
+        &mut shared,
+        a,
+        |r, k| swizzled(r * 128 + k, 128),
+        |x| ea(x) as u64,
+        1,
+    );
+    fill(
+        &mut shared,
+        b,
+        |k, n| 8192 + swizzled(n * 128 + k, 128),
+        |x| eb(x) as u64,
+        1,
+    );
     shared
 }
 
@@ -529,20 +466,16 @@ fn e4m3_times_e5m2_into_f32() {
     );
     let e4m3 = |x: f64| Mini::E4m3.round(x, Rounding::Rn, false);
     let e5m2 = |x: f64| Mini::E5m2.round(x, Rounding::Rn, false);
+    let opcode = "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2";
     let mut p = Product::new(
-        "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e5m2",
+        opcode,
         4,
         byte_tiles(&a, &b, e4m3, e5m2),
         desc(8192, 16, 1024, 1),
     );
     p.a = Err(desc(0, 16, 1024, 1));
     p.immediates = "1, 1".into();
-    let d = f32s(&p.run().unwrap());
-    for (t, regs) in d.iter().enumerate() {
-        for (i, got) in regs.iter().enumerate() {
-            assert_eq!(*got, product(&a, &b, t, i), "thread {t} element {i}");
-        }
-    }
+    assert_products(&p.run().unwrap(), &a, &b, |_, _| 0.0);
 }
 
 #[test]
@@ -551,16 +484,13 @@ fn s8_times_u8_into_s32_wraps_or_saturates_with_satfinite() {
     let a = vec![vec![127.0; 32]; 64];
     let b = vec![vec![255.0; 8]; 32];
     let big = i32::MAX - 1000;
+    let tiles = byte_tiles(&a, &b, |x| x as i8 as u8, |x| x as u8);
     for (sat, want) in [
         ("", (big as i64 + 32 * 127 * 255) as i32),
         (".satfinite", i32::MAX),
     ] {
-        let mut p = Product::new(
-            &format!("wgmma.mma_async.sync.aligned.m64n8k32{sat}.s32.s8.u8"),
-            4,
-            byte_tiles(&a, &b, |x| x as i8 as u8, |x| x as u8),
-            desc(8192, 16, 1024, 1),
-        );
+        let opcode = format!("wgmma.mma_async.sync.aligned.m64n8k32{sat}.s32.s8.u8");
+        let mut p = Product::new(&opcode, 4, tiles.clone(), desc(8192, 16, 1024, 1));
         p.a = Err(desc(0, 16, 1024, 1));
         p.scale_d = true;
         p.d = vec![vec![big as u32; 4]; THREADS];
@@ -574,20 +504,8 @@ fn s8_times_u8_into_s32_wraps_or_saturates_with_satfinite() {
 }
 
 fn small_product() -> Product {
-    let mut rng = Rng(10);
-    let (a, b) = (
-        matrix(64, 16, &mut rng, -4, 4),
-        matrix(16, 8, &mut rng, -4, 4),
-    );
-    let mut p = Product::new(
-        "wgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16",
-        4,
-        k_major_128b(&a, &b, f16),
-        desc(8192, 16, 1024, 1),
-    );
-    p.a = Err(desc(0, 16, 1024, 1));
-    p.immediates = "1, 1, 0, 0".into();
-    p
+    let (a, b) = pair(10, 16, 8);
+    swizzled_product(M64N8K16, 4, &a, &b, f16)
 }
 
 #[test]
