@@ -91,9 +91,8 @@ pub enum SyncKind {
     WarpMatrix { store: bool, num: u32, trans: bool },
     /// `mma.sync.aligned...`: ARGS = the A, B and C registers in order; results: D's.
     Mma(MmaForm),
-    /// `wgmma.mma_async.sync.aligned...`, over the warpgroup: ARGS = [A's descriptor, B's,
-    /// scale-d, `crate::wgmma::flags`, A's four registers]; D is read and written in place, in
-    /// its registers' save slots (`SyncPoint::slots`).
+    /// `wgmma.mma_async.sync.aligned...`, over the warpgroup: ARGS as `crate::wgmma::args`;
+    /// D is read and written in place, in its registers' save slots (`SyncPoint::slots`).
     Wgmma(WgmmaForm),
     /// `mbarrier.test_wait`/`try_wait` on a phase not complete when the thread got there:
     /// ARGS = [host address of the object, state or phase parity]; result: the predicate.
@@ -360,24 +359,27 @@ impl CoopKernel {
         base: usize,
         ctx: &BlockContext,
     ) -> Result<(), u64> {
-        use crate::wgmma::{Issue, Outside, run};
+        use crate::wgmma::{Issue, Outside, args, run};
         let SyncKind::Wgmma(form) = self.points[point].kind else {
             unreachable!("warpgroup_mmas keeps wgmma points")
         };
         let slots = &self.points[point].slots;
         let threads = base..base + 128;
-        let words = |t: usize| [f.arg(t, 0), f.arg(t, 1), f.arg(t, 3)];
+        let words = |t: usize| [args::A_DESC, args::B_DESC, args::FLAGS].map(|k| f.arg(t, k));
         if threads.clone().any(|t| words(t) != words(base)) {
             return Err(self.fail(status::WGMMA_DESCRIPTORS, point));
         }
         let issue = Issue {
-            a_desc: f.arg(base, 0),
-            b_desc: f.arg(base, 1),
-            flags: f.arg(base, 3),
-            scale_d: threads.clone().map(|t| f.arg(t, 2) & 1 == 1).collect(),
+            a_desc: f.arg(base, args::A_DESC),
+            b_desc: f.arg(base, args::B_DESC),
+            flags: f.arg(base, args::FLAGS),
+            scale_d: threads
+                .clone()
+                .map(|t| f.arg(t, args::SCALE_D) & 1 == 1)
+                .collect(),
             a: threads
                 .clone()
-                .map(|t| std::array::from_fn(|i| f.arg(t, 4 + i as i32) as u32))
+                .map(|t| std::array::from_fn(|i| f.arg(t, args::A_REGS + i as i32) as u32))
                 .collect(),
         };
         let mut d: Vec<Vec<u32>> = threads

@@ -24,6 +24,18 @@
 use crate::frontend::checked::{MmaType, WgmmaForm};
 use crate::mma::{Value, a_m16, accumulate, element};
 
+/// Where the compiled code leaves the instruction's operands among a thread's synchronization
+/// operand words (`crate::sync::frame::ARGS`); D stays in its registers' save slots.
+pub mod args {
+    pub const A_DESC: i32 = 0;
+    pub const B_DESC: i32 = 1;
+    pub const SCALE_D: i32 = 2;
+    /// [`super::flags`].
+    pub const FLAGS: i32 = 3;
+    /// A's four registers, when A is in registers.
+    pub const A_REGS: i32 = 4;
+}
+
 /// Bits of the flags word the compiled code passes with the descriptors: where A is, and the
 /// instruction's immediates.
 pub mod flags {

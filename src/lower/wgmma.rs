@@ -9,7 +9,7 @@ use super::{LResult, Translator};
 use crate::frontend::ast::Immediate;
 use crate::frontend::checked::{Arg, WgmmaForm};
 use crate::types::PtxType;
-use crate::wgmma::flags;
+use crate::wgmma::{args, flags};
 
 impl Translator<'_, '_> {
     pub(super) fn wgmma_operands(&mut self, form: WgmmaForm, a: &[Arg]) -> LResult {
@@ -63,7 +63,7 @@ impl Translator<'_, '_> {
             }
             for (i, r) in regs.iter().enumerate() {
                 let v = self.read(r, PtxType::B32)?;
-                self.store_arg(4 + i as i32, v);
+                self.store_arg(args::A_REGS + i as i32, v);
             }
             bits |= flags::A_IN_REGISTERS;
         }
@@ -72,11 +72,11 @@ impl Translator<'_, '_> {
             true => self.b.ins().iconst(types::I64, 0),
             false => self.read(&a[1], PtxType::B64)?,
         };
-        self.store_arg(0, a_desc);
+        self.store_arg(args::A_DESC, a_desc);
         let b_desc = self.read(&a[2], PtxType::B64)?;
-        self.store_arg(1, b_desc);
+        self.store_arg(args::B_DESC, b_desc);
         let scale_d = self.read(&a[3], PtxType::Pred)?;
-        self.store_arg(2, scale_d);
+        self.store_arg(args::SCALE_D, scale_d);
         // The immediates.
         let mut next = 4;
         let mut imm = |this: &Self, name: &str, set: u64, allowed: [i64; 2]| -> LResult<u64> {
@@ -103,7 +103,7 @@ impl Translator<'_, '_> {
             bits |= imm(self, "imm-trans-b", flags::TRANSPOSE_B, [0, 1])?;
         }
         let bits = self.b.ins().iconst(types::I64, bits as i64);
-        self.store_arg(3, bits);
+        self.store_arg(args::FLAGS, bits);
         Ok(())
     }
 }
