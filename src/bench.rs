@@ -450,6 +450,7 @@ fn interpreter(opts: &Options) -> Vec<Measurement> {
         grid: Dim3::new(threads / 256, 1, 1),
         block: Dim3::new(256, 1, 1),
         dynamic_shared_bytes: 0,
+        cluster: None,
     };
     // One kernel in both executors: `work` items per launch, reported per second.
     let compare = |name: &str,
@@ -721,6 +722,7 @@ fn scaling(opts: &Options) -> Vec<Measurement> {
         grid: Dim3::new(blocks, 1, 1),
         block: Dim3::new(64, 1, 1),
         dynamic_shared_bytes: 0,
+        cluster: None,
     };
     let args = [Arg::buffer(&out)];
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -251,8 +251,13 @@ impl Interpreter {
                     _ => !(bit - 1),
                 }
             }
-            Special::ClusterId(x) => blk.ctaid[d(x)],
-            Special::NClusterId(x) => nctaid[d(x)],
+            Special::ClusterId(x) => blk.config.cluster_place(blk.ctaid).clusterid[d(x)],
+            Special::NClusterId(x) => blk.config.cluster_place(blk.ctaid).nclusterid[d(x)],
+            Special::ClusterCtaId(x) => blk.config.cluster_place(blk.ctaid).cluster_ctaid[d(x)],
+            Special::ClusterNCtaId(x) => blk.config.cluster_place(blk.ctaid).cluster_nctaid[d(x)],
+            Special::ClusterCtaRank => blk.config.cluster_place(blk.ctaid).cluster_ctarank,
+            Special::ClusterNCtaRank => blk.config.cluster_place(blk.ctaid).cluster_nctarank,
+            Special::IsExplicitCluster => blk.config.cluster_place(blk.ctaid).is_explicit_cluster,
             Special::TotalSmemSize => {
                 self.env.dynamic_shared_offset + blk.config.dynamic_shared_bytes
             }
@@ -354,6 +359,10 @@ impl Interpreter {
         let Arg::Addr { base, offset } = arg else {
             return Err("expected an address".into());
         };
+        // Blocks run alone here, without their cluster.
+        if space == StateSpace::SharedCluster {
+            return Err("not supported by the interpreter (.shared::cluster)".into());
+        }
         let window = |v: u64| {
             if space == StateSpace::Shared {
                 blk.shared as u64 + (v & 0xFFFF_FFFF)
@@ -461,6 +470,9 @@ impl Interpreter {
             } => {
                 let v = self.read(blk, t, &a[1], PtxType::U64)?;
                 let r = match (space, to_generic) {
+                    (StateSpace::SharedCluster, _) => {
+                        return Err("not supported by the interpreter (.shared::cluster)".into());
+                    }
                     (StateSpace::Shared, true) => blk.shared as u64 + (v & 0xFFFF_FFFF),
                     (StateSpace::Shared, false) => v.wrapping_sub(blk.shared as u64),
                     _ => v,

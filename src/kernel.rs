@@ -290,6 +290,7 @@ impl Kernel {
                 grid: grid.into(),
                 block: block.into(),
                 dynamic_shared_bytes: 0,
+                cluster: None,
             },
             args,
         )
@@ -338,6 +339,7 @@ impl Kernel {
                 )));
             }
         }
+        let config = &self.cluster_config(config)?;
         if let Some(req) = f.reqntid {
             let b = config.block;
             if [b.x, b.y, b.z] != req {
@@ -376,9 +378,9 @@ impl Kernel {
         // SAFETY: `func` was compiled from this kernel's checked function, whose parameter
         // layout `buf` follows.
         let coop = self.module.compiled.kernels[&self.name].coop.as_ref();
-        let after_round = |frames: &mut [u8], ctx: &ptxjit_runtime::BlockContext| {
+        let after_round = |frames: &mut [u8], ctxs: &[ptxjit_runtime::BlockContext]| {
             coop.expect("only cooperative kernels have rounds")
-                .after_round(frames, ctx)
+                .after_round(frames, ctxs)
         };
         let cooperation = coop.map(|c| ptxjit_runtime::Cooperation {
             header_bytes: crate::sync::frame::HEADER,
@@ -403,6 +405,34 @@ impl Kernel {
         .map_err(|e| self.launch_error(e.to_string()))?;
         let shared_bytes = static_shared as u64 + config.dynamic_shared_bytes as u64;
         outcome.map_err(|failure| self.failure(failure, shared_bytes))
+    }
+
+    /// `config` with the cluster shape the kernel's directives require or allow.
+    fn cluster_config(&self, config: &LaunchConfig) -> Result<LaunchConfig> {
+        let directives = self.decl().cluster;
+        let cluster = match (directives.required, config.cluster) {
+            (Some(req), Some(c)) if [c.x, c.y, c.z] != req => {
+                return Err(self.launch_error(format!(
+                    "requires clusters of {req:?} blocks (.reqnctapercluster), launched with \
+                     {c:?}"
+                )));
+            }
+            (Some([x, y, z]), _) => Some(Dim3::new(x, y, z)),
+            (None, c) => c,
+        };
+        if directives.explicit && cluster.is_none() {
+            return Err(self.launch_error(
+                "must be launched with cluster dimensions (.explicitcluster)".into(),
+            ));
+        }
+        if let (Some(max), Some(c)) = (directives.max_rank, cluster)
+            && c.count() > max as u64
+        {
+            return Err(self.launch_error(format!(
+                "allows at most {max} blocks a cluster (.maxclusterrank), got {c:?}"
+            )));
+        }
+        Ok(LaunchConfig { cluster, ..*config })
     }
 
     /// The code to run: the lane-group form once the kernel is hot (`LaneGroups::WhenHot`),
@@ -471,9 +501,20 @@ impl Kernel {
                     Some(f) => {
                         let access = if f.is_store { "store" } else { "load" };
                         let (space, window) = if f.shared {
+                            // (See `lower::cluster` for the windows.)
+                            let block = match f.address >> 24 {
+                                0 => String::new(),
+                                w => format!(
+                                    " (.shared::cluster: offset {:#x} in the block of rank {})",
+                                    f.address & 0xFF_FFFF,
+                                    w - 1
+                                ),
+                            };
                             (
                                 " shared",
-                                format!("; the block has {shared_bytes} bytes of shared memory"),
+                                format!(
+                                    "{block}; the block has {shared_bytes} bytes of shared memory"
+                                ),
                             )
                         } else {
                             ("", String::new())

@@ -53,6 +53,9 @@ enum Command {
         /// Block size X[,Y[,Z]].
         #[arg(long)]
         block: String,
+        /// Blocks per cluster X[,Y[,Z]] (sm_90 thread block clusters).
+        #[arg(long)]
+        cluster: Option<String>,
         /// One per kernel parameter, in order: TYPE:V, file:PATH, zeros:NBYTES, or a tensor
         /// map tensormap:TYPE:DIMS:BOX{:key=value} (DIMS, BOX innermost first: 64x32; keys
         /// strides=, steps=, interleave=, swizzle=32B/64B/128B, fill=nan, file=PATH, of=N).
@@ -104,6 +107,7 @@ fn main() -> ExitCode {
             kernel,
             grid,
             block,
+            cluster,
             args,
             outs,
             prints,
@@ -114,6 +118,7 @@ fn main() -> ExitCode {
             kernel.as_deref(),
             &grid,
             &block,
+            cluster.as_deref(),
             &args,
             &outs,
             &prints,
@@ -181,6 +186,7 @@ fn run(
     kernel: Option<&str>,
     grid: &str,
     block: &str,
+    cluster: Option<&str>,
     specs: &[String],
     outs: &[String],
     prints: &[String],
@@ -265,10 +271,14 @@ fn run(
     }
     let g = parse_dim(grid).map_err(|e| format!("--grid: {e}"))?;
     let b = parse_dim(block).map_err(|e| format!("--block: {e}"))?;
+    let cluster = cluster
+        .map(|c| parse_dim(c).map_err(|e| format!("--cluster: {e}")))
+        .transpose()?;
     let config = LaunchConfig {
         grid: Dim3::new(g[0], g[1], g[2]),
         block: Dim3::new(b[0], b[1], b[2]),
         dynamic_shared_bytes: shared_bytes,
+        cluster: cluster.map(|c| Dim3::new(c[0], c[1], c[2])),
     };
     let buffer_of = |n: usize| -> Result<&DeviceBuffer, String> {
         buffers

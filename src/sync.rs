@@ -9,6 +9,11 @@
 //! waiting; [`after_round`] performs what the waiting threads asked for, writes their results,
 //! and marks them runnable again. `exit`/`ret` mark a thread done; per the ISA, exited
 //! threads no longer hold up barriers for all threads of the CTA.
+//!
+//! The blocks of a cluster run their rounds together (`ptxjit_runtime::Cooperation`), and
+//! [`CoopKernel::after_round`] sees all of them: a cluster barrier completes when every
+//! thread of the cluster that has not exited has arrived, and a launch is stuck only when
+//! no block of the cluster can proceed.
 
 use ptxjit_runtime::{BlockContext, Status};
 
@@ -16,8 +21,11 @@ use crate::frontend::checked::{BarKind, BarRed, MmaForm, ReduxOp, ShflMode, Vote
 
 /// Byte offsets within a thread's frame, and the block header before the frames.
 pub mod frame {
-    /// Per block: 16 barrier arrival counters (`bar.arrive`), u32 each.
-    pub const HEADER: usize = 64;
+    /// Per block: 16 barrier arrival counters (`bar.arrive`), u32 each, at 0; the cluster
+    /// barrier's completed phases, u32, at [`CLUSTER_PHASES`] (the same in every block of
+    /// the cluster).
+    pub const HEADER: usize = 128;
+    pub const CLUSTER_PHASES: i32 = 64;
     /// u32: where the thread resumes: 0 = its start, k + 1 = after sync point k, `DONE`.
     pub const RESUME: i32 = 0;
     /// u32: 1 while the thread waits at sync point `RESUME - 1`.
@@ -35,8 +43,10 @@ pub mod frame {
     /// same object word, and that word (`CoopKernel::time_out_waits`).
     pub const WAIT_ROUNDS: i32 = 204;
     pub const WAIT_WORD: i32 = 208;
+    /// u32: the phase of the cluster barrier the thread last arrived in, plus 1 (0: none).
+    pub const CLUSTER_ARRIVAL: i32 = 216;
     /// Saved registers start here.
-    pub const REGS: i32 = 216;
+    pub const REGS: i32 = 224;
     pub const DONE: u32 = u32::MAX;
 }
 
@@ -97,6 +107,8 @@ pub enum SyncKind {
     /// `mbarrier.test_wait`/`try_wait` on a phase not complete when the thread got there:
     /// ARGS = [host address of the object, state or phase parity]; result: the predicate.
     MbarrierWait { parity: bool },
+    /// `barrier.cluster.wait`: no ARGS (the arrival is in `frame::CLUSTER_ARRIVAL`).
+    ClusterWait,
 }
 
 #[derive(Clone, Debug)]
@@ -153,6 +165,25 @@ impl Frames<'_> {
         self.set_u32(t, frame::RESULT_PRED, pred as u32);
         self.set_u32(t, frame::WAITING, 0);
     }
+    /// Where thread `t` is after a round.
+    fn at(&self, t: usize) -> At {
+        match (
+            self.u32_at(t, frame::RESUME),
+            self.u32_at(t, frame::WAITING),
+        ) {
+            (frame::DONE, _) => At::Done,
+            (r, 1) => At::Waiting(r as usize - 1),
+            _ => At::Runnable,
+        }
+    }
+    fn header_u32(&self, off: i32) -> u32 {
+        let i = off as usize;
+        u32::from_le_bytes(self.bytes[i..i + 4].try_into().expect("4 bytes"))
+    }
+    fn set_header_u32(&mut self, off: i32, v: u32) {
+        let i = off as usize;
+        self.bytes[i..i + 4].copy_from_slice(&v.to_le_bytes());
+    }
     fn arrivals(&self, id: usize) -> u32 {
         u32::from_le_bytes(self.bytes[4 * id..4 * id + 4].try_into().expect("4 bytes"))
     }
@@ -174,54 +205,110 @@ impl CoopKernel {
         Status::encode(kind, self.function, self.points[point].inst)
     }
 
-    /// Performs the requests of the waiting threads. `Ok(true)` when every thread is done.
-    pub fn after_round(&self, bytes: &mut [u8], ctx: &BlockContext) -> Result<bool, u64> {
-        let n = (ctx.ntid[0] * ctx.ntid[1] * ctx.ntid[2]) as usize;
-        let mut f = Frames {
-            bytes,
-            size: self.frame_bytes,
-        };
-        let at: Vec<At> = (0..n)
-            .map(
-                |t| match (f.u32_at(t, frame::RESUME), f.u32_at(t, frame::WAITING)) {
-                    (frame::DONE, _) => At::Done,
-                    (r, 1) => At::Waiting(r as usize - 1),
-                    _ => At::Runnable,
-                },
-            )
+    /// Performs the requests of the waiting threads of a cluster's blocks (`bytes` holds
+    /// their headers and frames one after another, `ctxs` their contexts). `Ok(true)` when
+    /// every thread is done; an error names the rank of the block that reports it.
+    pub fn after_round(
+        &self,
+        bytes: &mut [u8],
+        ctxs: &[BlockContext],
+    ) -> Result<bool, (usize, u64)> {
+        let n = (ctxs[0].ntid[0] * ctxs[0].ntid[1] * ctxs[0].ntid[2]) as usize;
+        let mut blocks: Vec<(Frames, Vec<At>)> = bytes
+            .chunks_mut(bytes.len() / ctxs.len())
+            .map(|bytes| {
+                let f = Frames {
+                    bytes,
+                    size: self.frame_bytes,
+                };
+                let at = (0..n).map(|t| f.at(t)).collect();
+                (f, at)
+            })
             .collect();
-        if at.iter().all(|a| *a == At::Done) {
+        let ats = || blocks.iter().flat_map(|(_, at)| at);
+        if ats().all(|a| *a == At::Done) {
             return Ok(true);
         }
-        if at.contains(&At::Runnable) {
+        if ats().any(|a| *a == At::Runnable) {
             return Ok(false);
         }
-        let mut progress = self.warp_collectives(&mut f, &at)?;
-        progress |= self.warpgroup_mmas(&mut f, &at, ctx)?;
-        if !progress {
-            progress = self.barriers(&mut f, &at)?;
+        let mut progress = false;
+        for (rank, ((f, at), ctx)) in blocks.iter_mut().zip(ctxs).enumerate() {
+            progress |= self.block_round(f, at, ctx).map_err(|s| (rank, s))?;
         }
-        progress |= self.mbarrier_waits(&mut f, &at)?;
-        if progress || self.time_out_waits(&mut f, &at)? {
+        progress |= self.cluster_barrier(&mut blocks);
+        if progress {
+            return Ok(false);
+        }
+        let mut moving = false;
+        for (rank, (f, at)) in blocks.iter_mut().enumerate() {
+            moving |= self.time_out_waits(f, at).map_err(|s| (rank, s))?;
+        }
+        if moving {
             return Ok(false);
         }
         // Nothing can proceed: name the first waiting thread's instruction.
-        let point = at
+        let (rank, point) = blocks
             .iter()
-            .find_map(|a| {
-                if let At::Waiting(p) = a {
-                    Some(*p)
-                } else {
-                    None
-                }
+            .enumerate()
+            .find_map(|(rank, (_, at))| {
+                at.iter().find_map(|a| match a {
+                    At::Waiting(p) => Some((rank, *p)),
+                    _ => None,
+                })
             })
             .expect("someone waits");
         let kind = match self.points[point].kind {
-            SyncKind::Barrier(_) => status::DEADLOCK,
+            SyncKind::Barrier(_) | SyncKind::ClusterWait => status::DEADLOCK,
             SyncKind::MbarrierWait { .. } => status::MBARRIER_DEADLOCK,
             _ => status::INCOMPLETE_COLLECTIVE,
         };
-        Err(self.fail(kind, point))
+        Err((rank, self.fail(kind, point)))
+    }
+
+    /// What one block's waiting threads asked for that the block alone can give; whether
+    /// any thread was released.
+    fn block_round(&self, f: &mut Frames, at: &[At], ctx: &BlockContext) -> Result<bool, u64> {
+        if at.iter().all(|a| *a == At::Done) {
+            return Ok(false);
+        }
+        let mut progress = self.warp_collectives(f, at)?;
+        progress |= self.warpgroup_mmas(f, at, ctx)?;
+        if !progress {
+            progress = self.barriers(f, at)?;
+        }
+        progress |= self.mbarrier_waits(f, at)?;
+        Ok(progress)
+    }
+
+    /// The cluster barrier: its phase completes when every thread of the cluster that has
+    /// not exited has arrived in it; then the waits of the threads that arrived return.
+    /// Whether anything changed.
+    fn cluster_barrier(&self, blocks: &mut [(Frames, Vec<At>)]) -> bool {
+        let completed = blocks[0].0.header_u32(frame::CLUSTER_PHASES);
+        let (mut live, mut arrived) = (0, 0);
+        for (f, at) in blocks.iter() {
+            for t in (0..at.len()).filter(|&t| at[t] != At::Done) {
+                live += 1;
+                arrived += u32::from(f.u32_at(t, frame::CLUSTER_ARRIVAL) == completed + 1);
+            }
+        }
+        let complete = live > 0 && arrived == live;
+        let completed = completed + u32::from(complete);
+        let mut released = false;
+        for (f, at) in blocks.iter_mut() {
+            f.set_header_u32(frame::CLUSTER_PHASES, completed);
+            for (t, a) in at.iter().enumerate() {
+                let waits =
+                    matches!(*a, At::Waiting(p) if self.points[p].kind == SyncKind::ClusterWait);
+                let arrival = f.u32_at(t, frame::CLUSTER_ARRIVAL);
+                if waits && arrival != 0 && arrival <= completed {
+                    f.release_with(t, &[], false);
+                    released = true;
+                }
+            }
+        }
+        complete || released
     }
 
     /// The threads waiting at an mbarrier wait: (thread, point, host address of the object).

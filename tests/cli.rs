@@ -337,3 +337,41 @@ fn run_passes_tensor_maps_built_from_a_spec() {
     let (ok, _, stderr) = ptxjit(&args);
     assert!(!ok && stderr.contains("swizzle span"), "{stderr}");
 }
+
+#[test]
+fn run_launches_clusters_with_the_cluster_flag() {
+    // The nvcc cluster histogram: input 6000 i32, hist and ring 512 u32 each.
+    let dir = "tests/compilers/nv_cluster_dsmem_sm90";
+    let run = |cluster: &[&str]| {
+        let mut args = vec![
+            "run",
+            "tests/compilers/nv_cluster_dsmem_sm90/kernel.ptx",
+            "--grid",
+            "8",
+            "--block",
+            "64",
+            "--arg",
+            "file:tests/compilers/nv_cluster_dsmem_sm90/in_in.bin",
+            "--arg",
+            "s32:3000",
+            "--arg",
+            "zeros:2048",
+            "--arg",
+            "zeros:2048",
+            "--print",
+            "2:u32",
+        ];
+        args.extend(cluster);
+        ptxjit(&args)
+    };
+    let (ok, stdout, stderr) = run(&["--cluster", "4"]);
+    assert!(ok, "{stderr}");
+    let expected = std::fs::read(format!("{dir}/expected_hist.bin")).unwrap();
+    let first = u32::from_le_bytes(expected[..4].try_into().unwrap());
+    assert!(stdout.contains(&format!("(u32): [{first}, ")), "{stdout}");
+    let (ok, _, stderr) = run(&["--cluster", "3"]);
+    assert!(
+        !ok && stderr.contains("not a whole number of clusters"),
+        "{stderr}"
+    );
+}

@@ -215,6 +215,7 @@ fn oversized_variables_and_shared_memory_are_errors_not_aborts() {
         grid: 1.into(),
         block: 1.into(),
         dynamic_shared_bytes: u32::MAX,
+        cluster: None,
     };
     let msg = m
         .kernel("k")
@@ -532,6 +533,7 @@ fn static_and_dynamic_shared_memory_together_are_limited_at_launch() {
                 grid: 1.into(),
                 block: 32.into(),
                 dynamic_shared_bytes: dynamic,
+                cluster: None,
             },
             &[],
         )

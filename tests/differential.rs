@@ -190,6 +190,7 @@ fn run_campaign(programs: usize, seed: u64) {
             grid: 1.into(),
             block: (threads as u32).into(),
             dynamic_shared_bytes: 0,
+            cluster: None,
         };
         interp
             .launch("k", &config, &[Arg::buffer(&inp), Arg::buffer(&out_interp)])

@@ -424,6 +424,7 @@ fn cvt_from_f64_and_integers_rounds_in_each_direction_in_both_forms_and_the_inte
         grid: 1.into(),
         block: 1.into(),
         dynamic_shared_bytes: 0,
+        cluster: None,
     };
     Interpreter::from_ptx("k.ptx", ptx)
         .unwrap()

@@ -21,6 +21,7 @@ fn run_ptx(ptx: &str, words: usize, grid: impl Into<Dim3>, block: impl Into<Dim3
         grid: grid.into(),
         block: block.into(),
         dynamic_shared_bytes: 0,
+        cluster: None,
     };
     launch(ptx, words * 8, &config).to_vec()
 }
@@ -376,6 +377,7 @@ fn dynamic_shared_memory_is_sized_at_launch() {
         grid: Dim3::new(2, 1, 1),
         block: Dim3::new(1, 1, 1),
         dynamic_shared_bytes: 1024,
+        cluster: None,
     };
     assert_eq!(launch(&ptx, 4, &config).to_vec::<u32>(), vec![1024]);
 }
@@ -476,6 +478,7 @@ fn extern_shared_declared_in_several_functions_is_one_dynamic_region() {
         grid: 1.into(),
         block: 1.into(),
         dynamic_shared_bytes: 64,
+        cluster: None,
     };
     module
         .kernel("k")
@@ -572,6 +575,7 @@ fn cluster_registers_describe_clusters_of_one_cta() {
         grid: Dim3::new(1, 2, 1),
         block: Dim3::new(32, 1, 1),
         dynamic_shared_bytes: 64,
+        cluster: None,
     };
     let words: Vec<u32> = launch(&ptx, 96, &config).to_vec();
     // Static shared memory ends at 100 bytes, aligned to 16 for the dynamic region: 112 + 64.

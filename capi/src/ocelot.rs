@@ -122,6 +122,7 @@ pub unsafe extern "C" fn ptx_run(
             block: dim3("block", block_x, block_y, block_z)?,
             dynamic_shared_bytes: u32::try_from(shared_mem_bytes)
                 .map_err(|_| format!("negative shared memory size {shared_mem_bytes}"))?,
+            cluster: None,
         };
         kernel
             .launch_with(&config, &values)

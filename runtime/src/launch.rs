@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use rayon::prelude::*;
 
+use crate::cluster::{ClusterPlace, MAX_CLUSTER_BLOCKS};
 use crate::{RuntimeError, workers};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,6 +51,8 @@ pub struct LaunchConfig {
     pub block: Dim3,
     /// Bytes of `.extern .shared` memory per block.
     pub dynamic_shared_bytes: u32,
+    /// Blocks per cluster (sm_90), when the launch gives them (see `crate::cluster`).
+    pub cluster: Option<Dim3>,
 }
 
 /// Limits of a compute-capability 8.x/9.x device.
@@ -102,6 +105,18 @@ impl LaunchConfig {
         if g.x > MAX_GRID.x || g.y > MAX_GRID.y || g.z > MAX_GRID.z {
             return bad(format!("grid {g:?} exceeds the limit {MAX_GRID:?}"));
         }
+        if let Some(c) = self.cluster {
+            if !(1..=MAX_CLUSTER_BLOCKS).contains(&c.count()) {
+                return bad(format!(
+                    "cluster {c:?} must have 1 to {MAX_CLUSTER_BLOCKS} blocks"
+                ));
+            }
+            if g.x % c.x != 0 || g.y % c.y != 0 || g.z % c.z != 0 {
+                return bad(format!(
+                    "grid {g:?} is not a whole number of clusters {c:?}"
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -132,6 +147,11 @@ pub struct BlockContext {
     /// Compiled functions return [`Status::STACK_OVERFLOW`] when the stack pointer is below
     /// this (deep recursion in `.func`s), instead of overflowing the worker's stack.
     pub stack_limit: u64,
+    pub cluster: ClusterPlace,
+    /// The shared memory of the cluster's block of rank 0; rank r's is `shared_stride` × r
+    /// bytes further (this block's is `shared`).
+    pub cluster_shared: *mut u8,
+    pub shared_stride: u64,
 }
 
 /// Stack the executor's own frames may take above a block function's allowance when a block
@@ -280,17 +300,21 @@ pub struct BlockFailure {
     pub fault: Option<Fault>,
 }
 
-/// Completes a cooperative round: sees the frames, returns whether the block is finished or
-/// the status word that ends the launch.
-pub type AfterRound<'a> = dyn Fn(&mut [u8], &BlockContext) -> Result<bool, u64> + Sync + 'a;
+/// Completes a cooperative round of one cluster's blocks (a single block when the launch
+/// has no clusters): sees their frames (each block's `header_bytes + frame_bytes × threads`,
+/// rounded up to 8 bytes, in rank order) and contexts; returns whether every block is
+/// finished, or the rank of the block and the status word that end the launch.
+pub type AfterRound<'a> =
+    dyn Fn(&mut [u8], &[BlockContext]) -> Result<bool, (usize, u64)> + Sync + 'a;
 
 /// How the threads of a block cooperate, for kernels with barriers or warp collectives.
 ///
 /// The block function then runs in *rounds*: each call runs every thread from where it
 /// stopped to its next synchronization point (saving its state in its frame) or to its end,
-/// and returns [`Status::ROUND`]. `after_round` then sees all frames, performs what the
-/// waiting threads asked for (releases a barrier, exchanges shuffled values) and says whether
-/// the block is finished; an `Err` carries the status word that ends the launch.
+/// and returns [`Status::ROUND`]. After every block of the cluster has run its round,
+/// `after_round` sees all their frames, performs what the waiting threads asked for
+/// (releases a barrier, exchanges shuffled values) and says whether the cluster is finished;
+/// an `Err` carries the status word that ends the launch.
 pub struct Cooperation<'a> {
     /// Bytes before the frames, for state of the whole block.
     pub header_bytes: usize,
@@ -403,7 +427,12 @@ pub unsafe fn launch_scheduled(
     })
 }
 
-/// The grid itself (see [`launch_scheduled`]); stops early once `abort` is set.
+/// Per worker: the shared memory, frames and contexts of the cluster it runs.
+type Scratch = (Vec<Line>, Vec<u64>, Vec<BlockContext>);
+
+/// The grid itself (see [`launch_scheduled`]); stops early once `abort` is set. The unit of
+/// work is a cluster: its blocks run on one worker, round by round when they cooperate, so
+/// that they can wait for each other and reach each other's shared memory.
 ///
 /// # Safety
 /// As for [`launch`].
@@ -417,115 +446,131 @@ unsafe fn run_grid(
     abort: &AtomicBool,
 ) -> Result<(), BlockFailure> {
     let shared_bytes = static_shared_bytes as usize + config.dynamic_shared_bytes as usize;
+    // Each block's shared memory starts on a line, as on its own.
+    let stride = shared_bytes.next_multiple_of(size_of::<Line>());
     let (g, b) = (config.grid, config.block);
-    let blocks = g.count();
+    let size = config.cluster_dims().count() as usize;
+    let clusters = g.count() / size as u64;
     let frame_words = cooperation.map_or(0, |c| {
         (c.header_bytes + c.frame_bytes * b.count() as usize).div_ceil(8)
     });
     // Raw pointers are not Send; pass the parameter buffer's address instead.
     let params_addr = params.as_ptr() as usize;
-    let run_block = |scratch: &mut (Vec<Line>, Vec<u64>), index: u64| -> Result<(), BlockFailure> {
-        let (shared, frames) = scratch;
-        let ctaid = [
-            (index % g.x as u64) as u32,
-            (index / g.x as u64 % g.y as u64) as u32,
-            (index / (g.x as u64 * g.y as u64)) as u32,
-        ];
-        let fail = |status: u64, ctx: Option<&BlockContext>| BlockFailure {
+    let run_cluster = |scratch: &mut Scratch, index: u64| -> Result<(), BlockFailure> {
+        let (shared, frames, ctxs) = scratch;
+        let fail = |ctx: &BlockContext, status: u64| BlockFailure {
             status: Status(status),
-            block: Dim3::new(ctaid[0], ctaid[1], ctaid[2]),
-            fault: ctx
-                .filter(|_| {
-                    // (Other kinds may describe themselves in the fault words too.)
-                    matches!(
-                        Status(status).kind(),
-                        StatusKind::IllegalAddress | StatusKind::Misaligned | StatusKind::Other(_)
-                    )
-                })
-                .map(|c| Fault::decode(c.fault_address.get(), c.fault_detail.get())),
+            block: Dim3::new(ctx.ctaid[0], ctx.ctaid[1], ctx.ctaid[2]),
+            // (Other kinds may describe themselves in the fault words too.)
+            fault: matches!(
+                Status(status).kind(),
+                StatusKind::IllegalAddress | StatusKind::Misaligned | StatusKind::Other(_)
+            )
+            .then(|| Fault::decode(ctx.fault_address.get(), ctx.fault_detail.get())),
         };
-        // Blocks not yet started when the launch is aborted do not start (the running ones
+        // Clusters not yet started when the launch is aborted do not start (the running ones
         // report where they stopped), and the failure makes rayon stop handing out the rest,
         // so a grid of 2^31 blocks ends with its timeout, not after skipping them one by one.
         if abort.load(Ordering::Relaxed) {
             return Err(aborted());
         }
-        // Shared memory and frames start zeroed in every block, so results never depend on
+        // Shared memory and frames start zeroed in every cluster, so results never depend on
         // scheduling.
         shared.iter_mut().for_each(|w| *w = Line::default());
         frames.iter_mut().for_each(|w| *w = 0);
-        let ctx = BlockContext {
-            params: params_addr as *const u8,
-            shared: shared.as_mut_ptr() as *mut u8,
-            ctaid,
-            nctaid: [g.x, g.y, g.z],
-            ntid: [b.x, b.y, b.z],
-            dynamic_shared_bytes: config.dynamic_shared_bytes,
-            frames: if frames.is_empty() {
-                std::ptr::null_mut()
-            } else {
-                frames.as_mut_ptr() as *mut u8
-            },
-            abort,
-            fault_address: Cell::new(0),
-            fault_detail: Cell::new(0),
-            stack_limit: 0,
-        };
         // The stack below this frame, minus the allowance, is the kernel's limit.
-        let here = std::hint::black_box(&ctx) as *const BlockContext as u64;
-        let ctx = BlockContext {
-            stack_limit: here.saturating_sub(KERNEL_STACK_BYTES),
-            ..ctx
+        let here = std::hint::black_box(&index) as *const u64 as u64;
+        let cluster_shared = shared.as_mut_ptr() as *mut u8;
+        ctxs.clear();
+        ctxs.extend((0..size).map(|rank| {
+            let (ctaid, place) = config.cluster_block(index, rank as u32);
+            BlockContext {
+                params: params_addr as *const u8,
+                shared: cluster_shared.wrapping_add(rank * stride),
+                ctaid,
+                nctaid: [g.x, g.y, g.z],
+                ntid: [b.x, b.y, b.z],
+                dynamic_shared_bytes: config.dynamic_shared_bytes,
+                frames: if frames.is_empty() {
+                    std::ptr::null_mut()
+                } else {
+                    frames[rank * frame_words..].as_mut_ptr() as *mut u8
+                },
+                abort,
+                fault_address: Cell::new(0),
+                fault_detail: Cell::new(0),
+                stack_limit: here.saturating_sub(KERNEL_STACK_BYTES),
+                cluster: place,
+                cluster_shared,
+                shared_stride: stride as u64,
+            }
+        }));
+        let Some(c) = cooperation else {
+            for ctx in ctxs.iter() {
+                // SAFETY: the caller guarantees `func` is a block function for this context.
+                match unsafe { func(ctx) } {
+                    Status::OK => {}
+                    s => return Err(fail(ctx, s)),
+                }
+            }
+            return Ok(());
         };
         loop {
-            // SAFETY: the caller guarantees `func` is a block function for this context.
-            let status = unsafe { func(&ctx) };
-            match (status, cooperation) {
-                (Status::OK, _) => return Ok(()),
-                (s, Some(c)) if Status(s).kind() == StatusKind::Round => {
-                    // SAFETY: `frames` is this worker's buffer; `func` has returned.
-                    let bytes =
-                        unsafe { std::slice::from_raw_parts_mut(ctx.frames, frames.len() * 8) };
-                    match (c.after_round)(bytes, &ctx) {
-                        Ok(true) => return Ok(()),
-                        // (A kernel that never finishes loops, and its loops poll `abort`.)
-                        Ok(false) => continue,
-                        // (`after_round` may describe the failure in the fault words.)
-                        Err(s) => return Err(fail(s, Some(&ctx))),
-                    }
+            for ctx in ctxs.iter() {
+                // SAFETY: as above.
+                let status = unsafe { func(ctx) };
+                if Status(status).kind() != StatusKind::Round {
+                    return Err(fail(ctx, status));
                 }
-                (s, _) => return Err(fail(s, Some(&ctx))),
+            }
+            // SAFETY: `frames` is this worker's buffer; no block function is running.
+            let bytes = unsafe {
+                std::slice::from_raw_parts_mut(frames.as_mut_ptr() as *mut u8, frames.len() * 8)
+            };
+            match (c.after_round)(bytes, ctxs) {
+                Ok(true) => return Ok(()),
+                // (A kernel that never finishes loops, and its loops poll `abort`.)
+                Ok(false) => continue,
+                // (`after_round` may describe the failure in the fault words.)
+                Err((rank, s)) => return Err(fail(&ctxs[rank], s)),
             }
         }
     };
     // A block that ran and failed says more than a block skipped after the abort, whichever
     // rayon reports: the first such failure is kept here.
     let ran_and_failed: Mutex<Option<BlockFailure>> = Mutex::new(None);
-    let run_block = |scratch: &mut (Vec<Line>, Vec<u64>), index: u64| {
-        run_block(scratch, index).inspect_err(|f| {
+    let run_cluster = |scratch: &mut Scratch, index: u64| {
+        run_cluster(scratch, index).inspect_err(|f| {
             if f.status != aborted().status {
                 let mut first = ran_and_failed.lock().unwrap_or_else(|e| e.into_inner());
                 first.get_or_insert(*f);
             }
         })
     };
-    let scratch = || (Line::zeroed(shared_bytes), vec![0u64; frame_words]);
-    // One block cannot run in parallel: on the caller's thread if its stack has the room the
-    // kernel may use, plus the executor's own frames.
-    if blocks == 1 && workers::room_here(KERNEL_STACK_BYTES + EXECUTOR_STACK_BYTES) {
-        return run_block(&mut scratch(), 0);
+    let scratch = || {
+        let lines = (stride * size).div_ceil(size_of::<Line>());
+        (
+            vec![Line::default(); lines],
+            vec![0u64; frame_words * size],
+            Vec::with_capacity(size),
+        )
+    };
+    // One cluster cannot run in parallel: on the caller's thread if its stack has the room
+    // the kernel may use, plus the executor's own frames.
+    if clusters == 1 && workers::room_here(KERNEL_STACK_BYTES + EXECUTOR_STACK_BYTES) {
+        return run_cluster(&mut scratch(), 0);
     }
     let result = workers::run(|| match schedule {
-        Schedule::WorkStealing => (0..blocks)
+        Schedule::WorkStealing => (0..clusters)
             .into_par_iter()
-            .try_for_each_init(scratch, run_block),
+            .try_for_each_init(scratch, run_cluster),
         Schedule::Static => {
             let workers = rayon::current_num_threads() as u64;
             (0..workers)
                 .into_par_iter()
                 .try_for_each_init(scratch, |s, w| {
-                    (blocks * w / workers..blocks * (w + 1) / workers)
-                        .try_for_each(|b| run_block(s, b))
+                    (clusters * w / workers..clusters * (w + 1) / workers)
+                        .try_for_each(|c| run_cluster(s, c))
                 })
         }
     });
@@ -535,7 +580,7 @@ unsafe fn run_grid(
     {
         return Err(failure);
     }
-    // Aborted between blocks: no block saw it, but the grid is not complete.
+    // Aborted between clusters: no block saw it, but the grid is not complete.
     result.and_then(|()| match abort.load(Ordering::Relaxed) {
         true => Err(aborted()),
         false => Ok(()),
@@ -582,6 +627,7 @@ mod tests {
             grid: Dim3::new(5, 3, 1),
             block: Dim3::new(4, 2, 1),
             dynamic_shared_bytes: 0,
+            cluster: None,
         };
         unsafe { launch(count_blocks, &cfg, &[], 0, None) }
             .unwrap()
@@ -596,6 +642,7 @@ mod tests {
             grid: Dim3::new(8, 1, 1),
             block: Dim3::new(1, 1, 1),
             dynamic_shared_bytes: 0,
+            cluster: None,
         };
         let failure = unsafe { launch(trap_in_block_3, &cfg, &[], 0, None) }
             .unwrap()
@@ -612,6 +659,7 @@ mod tests {
             grid: Dim3::new(1, 1, 1),
             block: Dim3::new(1025, 1, 1),
             dynamic_shared_bytes: 0,
+            cluster: None,
         };
         assert!(unsafe { launch(count_blocks, &cfg, &[], 0, None) }.is_err());
     }

@@ -4,10 +4,12 @@
 //! thread of one block) for every block of a grid, on a rayon pool ([`workers`]), and hands it a
 //! [`BlockContext`] whose layout is the contract with the code generator.
 
+mod cluster;
 mod launch;
 mod memory;
 pub mod workers;
 
+pub use cluster::{ClusterPlace, MAX_CLUSTER_BLOCKS};
 pub use launch::{
     BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, Fault, KERNEL_STACK_BYTES,
     LaunchConfig, LaunchOptions, Line, MAX_BLOCK, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,

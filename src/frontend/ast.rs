@@ -30,6 +30,7 @@ pub struct Function {
     /// `.reqntid` / `.maxntid` if given (x, y, z).
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
+    pub cluster: ClusterDirectives,
 }
 
 /// A parameter of an `.entry` or `.func` (`.param .u64 .ptr .global .align 8 name`,
@@ -60,7 +61,11 @@ impl ParamDecl {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum StateSpace {
     Global,
+    /// `.shared{::cta}`: the executing block's shared memory.
     Shared,
+    /// `.shared::cluster`: the shared memory of every block of the cluster (whose window
+    /// holds `.shared::cta`'s; see `crate::cluster`). No variable is declared in it.
+    SharedCluster,
     Const,
     Local,
     Param,
@@ -232,4 +237,15 @@ pub enum OperandKind {
     Pair(Box<Operand>, Box<Operand>),
     /// `_`: a sink.
     Sink,
+}
+
+/// A kernel's cluster directives (sm_90).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClusterDirectives {
+    /// `.reqnctapercluster nx, ny, nz`: the cluster shape every launch has.
+    pub required: Option<[u32; 3]>,
+    /// `.explicitcluster`: launches must give cluster dimensions.
+    pub explicit: bool,
+    /// `.maxclusterrank n`: at most n blocks a cluster.
+    pub max_rank: Option<u32>,
 }

@@ -118,7 +118,7 @@ fn var_from_decl(source: &Arc<Source>, d: &ast::VarDecl) -> CResult<Var> {
     // Limits well above any GPU's (228 KB of shared memory per block, 512 KB of local memory
     // per thread) that keep every allocation reasonable on the host.
     let limit: u64 = match d.space {
-        StateSpace::Shared => 16 << 20,
+        StateSpace::Shared | StateSpace::SharedCluster => 16 << 20,
         StateSpace::Local | StateSpace::Param => 1 << 20,
         _ => 1 << 32,
     };
@@ -400,6 +400,7 @@ impl<'a> FunctionChecker<'a> {
             label_names: self.label_names,
             reqntid: f.reqntid,
             maxntid: f.maxntid,
+            cluster: f.cluster,
         })
     }
 
@@ -1055,8 +1056,8 @@ fn special(name: &str) -> Option<Special> {
             "%nctaid" => Special::Nctaid(d),
             "%clusterid" => Special::ClusterId(d),
             "%nclusterid" => Special::NClusterId(d),
-            "%cluster_ctaid" => Special::Constant(0),
-            "%cluster_nctaid" => Special::Constant(1),
+            "%cluster_ctaid" => Special::ClusterCtaId(d),
+            "%cluster_nctaid" => Special::ClusterNCtaId(d),
             _ => return None,
         });
     }
@@ -1072,8 +1073,9 @@ fn special(name: &str) -> Option<Special> {
         "%globaltimer" => Special::GlobalTimer,
         "%dynamic_smem_size" => Special::DynamicSmemSize,
         "%total_smem_size" | "%aggr_smem_size" => Special::TotalSmemSize,
-        "%cluster_ctarank" | "%is_explicit_cluster" => Special::Constant(0),
-        "%cluster_nctarank" => Special::Constant(1),
+        "%cluster_ctarank" => Special::ClusterCtaRank,
+        "%cluster_nctarank" => Special::ClusterNCtaRank,
+        "%is_explicit_cluster" => Special::IsExplicitCluster,
         // Environment registers the driver would set: none is, so all read 0.
         _ if name
             .strip_prefix("%envreg")

@@ -52,6 +52,7 @@ pub struct Function {
     pub label_names: Vec<String>,
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
+    pub cluster: crate::frontend::ast::ClusterDirectives,
 }
 
 #[derive(Clone, Debug)]
@@ -141,11 +142,15 @@ pub enum Special {
     /// `%total_smem_size` and `%aggr_smem_size` (no shared memory is reserved here, so the
     /// two are equal): the block's static and dynamic shared bytes.
     TotalSmemSize,
-    /// A cluster is one CTA here: `%clusterid` is `%ctaid`, `%nclusterid` is `%nctaid`.
+    /// The block's place in its cluster (`ptxjit_runtime::ClusterPlace`).
     ClusterId(Dim),
     NClusterId(Dim),
-    /// `%cluster_ctaid` (0), `%cluster_nctaid` (1), `%cluster_ctarank` (0),
-    /// `%cluster_nctarank` (1), `%is_explicit_cluster` (0), `%envreg0..31` (0).
+    ClusterCtaId(Dim),
+    ClusterNCtaId(Dim),
+    ClusterCtaRank,
+    ClusterNCtaRank,
+    IsExplicitCluster,
+    /// `%envreg0..31` (0).
     Constant(u32),
 }
 
@@ -616,8 +621,7 @@ pub enum Op {
     /// flight: see `Wgmma`).
     Hint,
     /// The `mbarrier` instructions and `cp.async.mbarrier.arrive` (`crate::mbarrier`): `space`
-    /// is `Shared` (`.shared{::cta}`, and `.shared::cluster`, a cluster being one CTA) or
-    /// `Generic`.
+    /// is `Shared`, `SharedCluster` (a remote arrive) or `Generic`.
     Mbarrier {
         op: MbarrierOp,
         space: StateSpace,
@@ -670,6 +674,24 @@ pub enum Op {
     },
     /// `elect.sync d|p, membermask`: the lowest member lane leads.
     Elect,
+    /// `mapa{.shared::cluster}.type d, a, rank`: the address in the cluster's block of that
+    /// rank that corresponds to `a` (`space` is `SharedCluster` or `Generic`; see
+    /// `crate::cluster`).
+    Mapa {
+        space: StateSpace,
+        ty: PtxType,
+    },
+    /// `getctarank{.shared::cluster}.type d, a`: the rank of the block whose shared memory
+    /// holds `a`.
+    GetCtaRank {
+        space: StateSpace,
+        ty: PtxType,
+    },
+    /// `barrier.cluster.arrive` (`wait` false) and `barrier.cluster.wait`: the arrival is
+    /// recorded in the thread's frame, the wait is a synchronization point (`crate::sync`).
+    ClusterBarrier {
+        wait: bool,
+    },
     /// `atom` (`red` = false) or `red` (no destination).
     Atom {
         space: StateSpace,

@@ -339,6 +339,7 @@ impl<'a> Parser<'a> {
             body: None,
             reqntid: None,
             maxntid: None,
+            cluster: ClusterDirectives::default(),
         };
         // Performance directives between the signature and the body.
         loop {
@@ -347,6 +348,12 @@ impl<'a> Parser<'a> {
                 f.maxntid = Some(self.dims()?);
             } else if self.eat_word(".reqntid") {
                 f.reqntid = Some(self.dims()?);
+            } else if self.eat_word(".reqnctapercluster") {
+                f.cluster.required = Some(self.dims()?);
+            } else if self.eat_word(".explicitcluster") {
+                f.cluster.explicit = true;
+            } else if self.eat_word(".maxclusterrank") {
+                f.cluster.max_rank = Some(self.uint("a block count")?);
             } else if self.eat_word(".minnctapersm")
                 || self.eat_word(".maxnreg")
                 || self.eat_word(".maxnctapersm")

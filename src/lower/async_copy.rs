@@ -105,8 +105,8 @@ impl Translator<'_, '_> {
     ) -> LResult {
         let (dst_space, src_space) = match (to_global, from_shared) {
             (true, _) => (StateSpace::Global, StateSpace::Shared),
-            (false, true) => (StateSpace::Shared, StateSpace::Shared),
-            (false, false) => (StateSpace::Shared, StateSpace::Global),
+            (false, true) => (StateSpace::SharedCluster, StateSpace::Shared),
+            (false, false) => (StateSpace::SharedCluster, StateSpace::Global),
         };
         if hint {
             let policy = a.last().expect("the row has a cache-policy operand");
@@ -118,7 +118,7 @@ impl Translator<'_, '_> {
         let src = self.address(&a[1], src_space)?;
         self.copy_chunks(dst, dst_space, src, src_space, size);
         if !to_global {
-            let mbar = self.access_address(&a[3], StateSpace::Shared, 8, true)?;
+            let mbar = self.access_address(&a[3], StateSpace::SharedCluster, 8, true)?;
             let op = MbarrierOp::CompleteTx;
             self.mbarrier_run(op, mbar, size);
         }

@@ -108,7 +108,7 @@ impl Translator<'_, '_> {
                 let sum = if ty == PtxType::F32 {
                     // CUDA: f32 atomic adds on global memory flush subnormals (FADD.FTZ.RN),
                     // on shared memory they keep them. Generic addresses count as global.
-                    let ftz = space != StateSpace::Shared;
+                    let ftz = !matches!(space, StateSpace::Shared | StateSpace::SharedCluster);
                     let (x, y) = if ftz {
                         (
                             softfloat::flush_subnormal(self.b, x),

@@ -76,6 +76,7 @@ impl Translator<'_, '_> {
         let inside = match space {
             StateSpace::Global | StateSpace::Const => self.in_device_memory(addr, width),
             StateSpace::Shared => self.in_shared_memory(addr, width),
+            StateSpace::SharedCluster => self.in_cluster_shared(addr, width),
             StateSpace::Local => self.in_local_memory(addr, width),
             StateSpace::Param => self.in_parameters(addr, width),
             StateSpace::Generic => {
@@ -94,7 +95,15 @@ impl Translator<'_, '_> {
                 let param = self.in_parameters(addr, width);
                 let either = self.b.ins().bor(shared, local);
                 let either = self.b.ins().bor(either, param);
-                self.b.ins().jump(done, &[either.into()]);
+                // Last, another block's shared memory (a division: off the common path).
+                let cluster = self.b.create_block();
+                self.b
+                    .ins()
+                    .brif(either, done, &[either.into()], cluster, &[]);
+                self.b.seal_block(cluster);
+                self.b.switch_to_block(cluster);
+                let remote = self.in_cluster_shared(addr, width);
+                self.b.ins().jump(done, &[remote.into()]);
                 self.b.seal_block(done);
                 self.b.switch_to_block(done);
                 self.b.block_params(done)[0]
@@ -258,9 +267,9 @@ impl Translator<'_, '_> {
     }
 
     /// If `cond` (nonzero): record the access in the block context and end the launch with
-    /// the status `why` gives. A shared
-    /// access records its offset in the block's shared memory (the address the kernel
-    /// computed), not where the worker happens to keep that memory.
+    /// the status `why` gives. A shared access records the address the kernel computed (an
+    /// offset in the block's shared memory, or a `.shared::cluster` address), not where the
+    /// worker happens to keep that memory.
     fn fault_with(
         &mut self,
         cond: Value,
@@ -277,11 +286,11 @@ impl Translator<'_, '_> {
         self.b.seal_block(fault);
         self.b.seal_block(go_on);
         self.b.switch_to_block(fault);
-        let shared = space == StateSpace::Shared;
-        let recorded = if shared {
-            self.b.ins().isub(addr, self.shared_base)
-        } else {
-            addr
+        let shared = matches!(space, StateSpace::Shared | StateSpace::SharedCluster);
+        let recorded = match space {
+            StateSpace::Shared => self.b.ins().isub(addr, self.shared_base),
+            StateSpace::SharedCluster => self.host_to_cluster_window(addr),
+            _ => addr,
         };
         let detail = Fault::detail(width, is_store, shared, 0);
         let detail = self.b.ins().iconst(types::I64, detail as i64);

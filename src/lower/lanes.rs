@@ -100,6 +100,13 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
                     | Special::NSmId
                     | Special::GridId
                     | Special::DynamicSmemSize
+                    | Special::ClusterId(_)
+                    | Special::NClusterId(_)
+                    | Special::ClusterCtaId(_)
+                    | Special::ClusterNCtaId(_)
+                    | Special::ClusterCtaRank
+                    | Special::ClusterNCtaRank
+                    | Special::IsExplicitCluster
             ),
             Arg::Vector(v) => v.iter().all(|x| !matches!(x, Arg::Special(_))),
             _ => true,

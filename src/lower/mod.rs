@@ -28,6 +28,7 @@
 mod async_copy;
 mod atomic;
 mod carry;
+mod cluster;
 mod compare;
 mod confine;
 mod control;
@@ -108,6 +109,22 @@ pub mod ctx {
     pub const FAULT_ADDRESS: i32 = offset_of!(BlockContext, fault_address) as i32;
     pub const FAULT_DETAIL: i32 = offset_of!(BlockContext, fault_detail) as i32;
     pub const STACK_LIMIT: i32 = offset_of!(BlockContext, stack_limit) as i32;
+    pub const CLUSTER_SHARED: i32 = offset_of!(BlockContext, cluster_shared) as i32;
+    pub const SHARED_STRIDE: i32 = offset_of!(BlockContext, shared_stride) as i32;
+    /// A field of the block's `ptxjit_runtime::ClusterPlace`.
+    macro_rules! cluster {
+        ($field:ident) => {
+            (offset_of!(BlockContext, cluster) + offset_of!(ptxjit_runtime::ClusterPlace, $field))
+                as i32
+        };
+    }
+    pub const CLUSTERID: i32 = cluster!(clusterid);
+    pub const NCLUSTERID: i32 = cluster!(nclusterid);
+    pub const CLUSTER_CTAID: i32 = cluster!(cluster_ctaid);
+    pub const CLUSTER_NCTAID: i32 = cluster!(cluster_nctaid);
+    pub const CLUSTER_CTARANK: i32 = cluster!(cluster_ctarank);
+    pub const CLUSTER_NCTARANK: i32 = cluster!(cluster_nctarank);
+    pub const IS_EXPLICIT_CLUSTER: i32 = cluster!(is_explicit_cluster);
 }
 
 /// `.local` (and `.param`) bytes one function may have on the stack: well inside
@@ -742,6 +759,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             | Op::Wgmma(_)
             | Op::Redux { .. }
             | Op::Elect
+            | Op::ClusterBarrier { wait: true }
             | Op::Mbarrier {
                 op: checked::MbarrierOp::Wait { .. },
                 ..
@@ -779,6 +797,9 @@ impl<'a, 'b> Translator<'a, 'b> {
                 self.write(&a[0], policy, crate::types::PtxType::B64)?;
             }
             Op::Activemask => self.activemask(a)?,
+            Op::Mapa { space, ty } => self.mapa(space, ty, a)?,
+            Op::GetCtaRank { space, ty } => self.getctarank(space, ty, a)?,
+            Op::ClusterBarrier { wait: false } => self.cluster_arrive(),
             Op::Atom { space, op, ty, red } => self.atom(space, op, ty, red, a)?,
             Op::Setp {
                 cmp,

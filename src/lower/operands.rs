@@ -192,8 +192,13 @@ impl Translator<'_, '_> {
                     _ => self.b.ins().bnot(below),
                 }
             }
-            Special::ClusterId(d) => self.special(Special::Ctaid(d)),
-            Special::NClusterId(d) => self.special(Special::Nctaid(d)),
+            Special::ClusterId(d) => self.ctx_u32(ctx::CLUSTERID + 4 * dim(d) as i32),
+            Special::NClusterId(d) => self.ctx_u32(ctx::NCLUSTERID + 4 * dim(d) as i32),
+            Special::ClusterCtaId(d) => self.ctx_u32(ctx::CLUSTER_CTAID + 4 * dim(d) as i32),
+            Special::ClusterNCtaId(d) => self.ctx_u32(ctx::CLUSTER_NCTAID + 4 * dim(d) as i32),
+            Special::ClusterCtaRank => self.ctx_u32(ctx::CLUSTER_CTARANK),
+            Special::ClusterNCtaRank => self.ctx_u32(ctx::CLUSTER_NCTARANK),
+            Special::IsExplicitCluster => self.ctx_u32(ctx::IS_EXPLICIT_CLUSTER),
             Special::TotalSmemSize => {
                 let dynamic = self
                     .b
@@ -341,9 +346,17 @@ impl Translator<'_, '_> {
         })
     }
 
+    /// A u32 field of the block context (fixed for the launch).
+    pub fn ctx_u32(&mut self, offset: i32) -> Value {
+        self.b
+            .ins()
+            .load(types::I32, super::invariant(), self.ctx, offset)
+    }
+
     /// Converts an address in `space` to a host address.
     pub fn space_to_host(&mut self, addr: Value, space: StateSpace) -> Value {
         match space {
+            StateSpace::SharedCluster => self.cluster_window_to_host(addr),
             StateSpace::Shared => {
                 let off = self.b.ins().band_imm_u(addr, 0xFFFF_FFFF);
                 self.b.ins().iadd(self.shared_base, off)
@@ -360,6 +373,7 @@ impl Translator<'_, '_> {
     pub fn host_to_space(&mut self, addr: Value, space: StateSpace) -> Value {
         match space {
             StateSpace::Shared => self.b.ins().isub(addr, self.shared_base),
+            StateSpace::SharedCluster => self.host_to_cluster_window(addr),
             StateSpace::Param if self.is_entry() => self.b.ins().isub(addr, self.params[0]),
             _ => addr,
         }

@@ -39,6 +39,7 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                     op: MbarrierOp::Wait { parity, .. },
                     ..
                 } => SyncKind::MbarrierWait { parity },
+                Op::ClusterBarrier { wait: true } => SyncKind::ClusterWait,
                 _ => return None,
             };
             // (The lowering refuses a D that is not all registers.)
@@ -247,6 +248,8 @@ impl Translator<'_, '_> {
                 self.store_arg(frame::MASK_ARG, all);
             }
             Op::Wgmma(form) => self.wgmma_operands(form, a)?,
+            // The arrival is in the frame already (`cluster_arrive`).
+            Op::ClusterBarrier { wait: true } => {}
             Op::Mbarrier { op, space } => {
                 let (addr, state, done) = self.mbarrier_wait_ready(op, space, a)?;
                 let join = self.b.create_block();

@@ -61,10 +61,18 @@ impl Translator<'_, '_> {
             false,
         );
         put(self, map, offset_of!(Request, map));
-        let smem = self.address(smem, StateSpace::Shared)?;
-        let offset = self.b.ins().isub(smem, self.shared_base);
+        // A load may land in another block of the cluster (`.shared::cluster`).
+        let (smem, base) = if store {
+            (self.address(smem, StateSpace::Shared)?, self.shared_base)
+        } else {
+            let smem = self.address(smem, StateSpace::SharedCluster)?;
+            self.check_range(smem, StateSpace::SharedCluster, 1, 1, true);
+            let base = self.block_shared_base(smem);
+            (smem, base)
+        };
+        let offset = self.b.ins().isub(smem, base);
         put(self, offset, offset_of!(Request, offset));
-        put(self, self.shared_base, offset_of!(Request, shared));
+        put(self, base, offset_of!(Request, shared));
         let len = self.shared_len();
         put(self, len, offset_of!(Request, shared_len));
         for (i, c) in coords.iter().enumerate() {
@@ -90,7 +98,7 @@ impl Translator<'_, '_> {
                 slot,
                 offset_of!(Request, bytes) as i32,
             );
-            let mbar = self.access_address(mbar, StateSpace::Shared, 8, true)?;
+            let mbar = self.access_address(mbar, StateSpace::SharedCluster, 8, true)?;
             self.mbarrier_run(MbarrierOp::CompleteTx, mbar, bytes);
         }
         Ok(())

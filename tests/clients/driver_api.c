@@ -129,6 +129,43 @@ int main(int argc, char **argv) {
   CHECK(cuModuleGetFunction(&asserts, asserting, "k"), 0);
   CHECK(cuLaunchKernel(asserts, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), 710);
   CHECK(cuModuleUnload(asserting), 0);
+  /* A cluster launch (cuLaunchKernelEx's cluster dimension): each block stores
+     16 x %cluster_nctarank + %cluster_ctarank. */
+  CUmodule clustered;
+  CHECK(cuModuleLoadData(&clustered,
+                         ".version 8.0\n.target sm_90\n.address_size 64\n"
+                         ".visible .entry k(.param .u64 out)\n{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n"
+                         "ld.param.u64 %rd1, [out];\nmov.u32 %r1, %ctaid.x;\nmul.wide.u32 %rd2, %r1, 4;\n"
+                         "add.s64 %rd1, %rd1, %rd2;\nmov.u32 %r2, %cluster_nctarank;\n"
+                         "mov.u32 %r3, %cluster_ctarank;\nmad.lo.u32 %r2, %r2, 16, %r3;\n"
+                         "st.global.u32 [%rd1], %r2;\nret;\n}\n"), 0);
+  CUfunction cluster_kernel;
+  CHECK(cuModuleGetFunction(&cluster_kernel, clustered, "k"), 0);
+  CUlaunchAttribute attr = {0};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = 2;
+  attr.value.clusterDim.y = 1;
+  attr.value.clusterDim.z = 1;
+  CUlaunchConfig lc = {0};
+  lc.gridDimX = 4; lc.gridDimY = 1; lc.gridDimZ = 1;
+  lc.blockDimX = 1; lc.blockDimY = 1; lc.blockDimZ = 1;
+  lc.attrs = &attr;
+  lc.numAttrs = 1;
+  void *cluster_params[] = {&dy};
+  CHECK(cuLaunchKernelEx(&lc, cluster_kernel, cluster_params, NULL), 0);
+  unsigned ranks[4];
+  CHECK(cuMemcpyDtoH_v2(ranks, dy, sizeof ranks), 0);
+  if (ranks[0] != 32 || ranks[1] != 33 || ranks[2] != 32 || ranks[3] != 33) {
+    fprintf(stderr, "cluster ranks %u %u %u %u\n", ranks[0], ranks[1], ranks[2], ranks[3]);
+    return 1;
+  }
+  lc.gridDimX = 3; /* not a whole number of clusters */
+  CHECK(cuLaunchKernelEx(&lc, cluster_kernel, cluster_params, NULL), 912);
+  attr.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT; /* not supported */
+  CHECK(cuLaunchKernelEx(&lc, cluster_kernel, cluster_params, NULL), 801);
+  CHECK(cuModuleUnload(clustered), 0);
+  CHECK(cuMemsetD32_v2(dy, 0, yn / 4), 0);
+
   /* A cubin is not for this device. */
   CHECK(cuModuleLoadData(&broken, "\x7f" "ELF\x02\x01\x01"), 209);
 

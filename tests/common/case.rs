@@ -109,6 +109,7 @@ pub fn load_case(dir: &Path) -> Case {
         grid: dim(&spec["grid"]),
         block: dim(&spec["block"]),
         dynamic_shared_bytes: spec["dynamic_shared_bytes"].as_u64().unwrap_or(0) as u32,
+        cluster: spec.get("cluster").map(dim),
     };
     Case {
         dir: dir.to_path_buf(),

@@ -181,6 +181,7 @@ pub fn interpreter_and_jit(ptx: &str, bytes: usize) -> (DeviceBuffer, DeviceBuff
         grid: 1.into(),
         block: 1.into(),
         dynamic_shared_bytes: 0,
+        cluster: None,
     };
     let interp_out = DeviceBuffer::zeroed(bytes).unwrap();
     Interpreter::from_ptx("k.ptx", ptx)

@@ -23,6 +23,7 @@ pub const CUDA_ERROR_MISALIGNED_ADDRESS: CUresult = 716;
 pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
 pub const CUDA_ERROR_ASSERT: CUresult = 710;
 pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
+pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: CUresult = 912;
 pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
 
 /// (code, name, description), NUL-terminated for C.
@@ -119,6 +120,11 @@ const TABLE: &[(CUresult, &str, &str)] = &[
         "operation not supported\0",
     ),
     (
+        CUDA_ERROR_INVALID_CLUSTER_SIZE,
+        "CUDA_ERROR_INVALID_CLUSTER_SIZE\0",
+        "invalid cluster size\0",
+    ),
+    (
         CUDA_ERROR_UNKNOWN,
         "CUDA_ERROR_UNKNOWN\0",
         "unknown error\0",
@@ -167,6 +173,9 @@ pub fn code_of(e: &ptxjit::Error) -> CUresult {
         }
         ptxjit::Error::Launch { message, .. } if message.contains("stack overflow") => {
             CUDA_ERROR_HARDWARE_STACK_ERROR
+        }
+        ptxjit::Error::Launch { message, .. } if message.contains("cluster") => {
+            CUDA_ERROR_INVALID_CLUSTER_SIZE
         }
         ptxjit::Error::Launch { .. } => CUDA_ERROR_INVALID_VALUE,
         ptxjit::Error::Device(ptxjit_runtime::RuntimeError::OutOfMemory(_)) => {

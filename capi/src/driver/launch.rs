@@ -1,5 +1,6 @@
-//! `cuLaunchKernel`: arguments as `kernelParams` (one pointer per parameter) or as one packed
-//! buffer in `extra`.
+//! `cuLaunchKernel` and `cuLaunchKernelEx` (launch attributes: cluster dimensions):
+//! arguments as `kernelParams` (one pointer per parameter) or as one packed buffer in
+//! `extra`.
 
 use std::ffi::{c_uint, c_void};
 use std::sync::OnceLock;
@@ -73,6 +74,106 @@ pub unsafe extern "C" fn cuLaunchKernel(
     kernel_params: *const *const c_void,
     extra: *const *mut c_void,
 ) -> CUresult {
+    let config = LaunchConfig {
+        grid: Dim3::new(grid_x, grid_y, grid_z),
+        block: Dim3::new(block_x, block_y, block_z),
+        dynamic_shared_bytes: shared_mem_bytes,
+        cluster: None,
+    };
+    // SAFETY: the caller's guarantees are passed on.
+    unsafe { launch(f, config, kernel_params, extra) }
+}
+
+/// `CUlaunchConfig`.
+#[repr(C)]
+pub struct CUlaunchConfig {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared_mem_bytes: c_uint,
+    stream: Handle,
+    attrs: *const CUlaunchAttribute,
+    num_attrs: c_uint,
+}
+
+/// `CUlaunchAttribute`: an id, then a 64-byte value (a union) at offset 8.
+#[repr(C)]
+pub struct CUlaunchAttribute {
+    id: c_uint,
+    pad: c_uint,
+    value: [c_uint; 16],
+}
+
+const CU_LAUNCH_ATTRIBUTE_IGNORE: c_uint = 0;
+const CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION: c_uint = 4;
+const CU_LAUNCH_ATTRIBUTE_COOPERATIVE: c_uint = 2;
+/// Attributes that change nothing on a CPU, where launches run one after another, to
+/// completion, without caches to steer: access policy window (1), synchronization policy
+/// (3), cluster scheduling policy (5), programmatic stream serialization (6), priority (8),
+/// memory synchronization domains (9, 10).
+const NO_EFFECT: [c_uint; 7] = [1, 3, 5, 6, 8, 9, 10];
+
+/// # Safety
+/// `config` points to a `CUlaunchConfig` whose `attrs` holds `num_attrs` attributes; the
+/// arguments as for [`cuLaunchKernel`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLaunchKernelEx(
+    config: *const CUlaunchConfig,
+    f: Handle,
+    kernel_params: *const *const c_void,
+    extra: *const *mut c_void,
+) -> CUresult {
+    // SAFETY: the caller passes a valid configuration or null.
+    let Some(c) = (unsafe { config.as_ref() }) else {
+        return CUDA_ERROR_INVALID_VALUE;
+    };
+    let attrs: &[CUlaunchAttribute] = match (c.attrs.is_null(), c.num_attrs) {
+        (_, 0) => &[],
+        (true, _) => return CUDA_ERROR_INVALID_VALUE,
+        // SAFETY: `attrs` holds `num_attrs` attributes.
+        (false, n) => unsafe { std::slice::from_raw_parts(c.attrs, n as usize) },
+    };
+    let mut cluster = None;
+    for a in attrs {
+        match a.id {
+            CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => {
+                let [x, y, z] = [a.value[0], a.value[1], a.value[2]];
+                cluster = Some(Dim3::new(x, y, z));
+            }
+            // A grid whose blocks wait for each other is not supported (yet).
+            CU_LAUNCH_ATTRIBUTE_COOPERATIVE if a.value[0] != 0 => {
+                debug("cuLaunchKernelEx: cooperative launches are not supported");
+                return CUDA_ERROR_NOT_SUPPORTED;
+            }
+            CU_LAUNCH_ATTRIBUTE_IGNORE | CU_LAUNCH_ATTRIBUTE_COOPERATIVE => {}
+            id if NO_EFFECT.contains(&id) => {}
+            id => {
+                debug(&format!(
+                    "cuLaunchKernelEx: launch attribute {id} is not supported"
+                ));
+                return CUDA_ERROR_NOT_SUPPORTED;
+            }
+        }
+    }
+    let config = LaunchConfig {
+        grid: Dim3::new(c.grid[0], c.grid[1], c.grid[2]),
+        block: Dim3::new(c.block[0], c.block[1], c.block[2]),
+        dynamic_shared_bytes: c.shared_mem_bytes,
+        cluster,
+    };
+    // SAFETY: the caller's guarantees are passed on.
+    unsafe { launch(f, config, kernel_params, extra) }
+}
+
+/// A launch of `f` with its arguments as `kernel_params` or `extra`.
+///
+/// # Safety
+/// As for [`cuLaunchKernel`].
+unsafe fn launch(
+    f: Handle,
+    config: LaunchConfig,
+    kernel_params: *const *const c_void,
+    extra: *const *mut c_void,
+) -> CUresult {
     call_in_context(|| {
         let kernel = FUNCTIONS
             .with(f, |(_, k)| k.clone())?
@@ -111,11 +212,6 @@ pub unsafe extern "C" fn cuLaunchKernel(
         } else if !params.is_empty() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        let config = LaunchConfig {
-            grid: Dim3::new(grid_x, grid_y, grid_z),
-            block: Dim3::new(block_x, block_y, block_z),
-            dynamic_shared_bytes: shared_mem_bytes,
-        };
         kernel.launch_with(&config, &args).map_err(|e| {
             debug(&e.to_string());
             errors::code_of(&e)

@@ -57,6 +57,7 @@ symbols!(
     cuMemsetD8_v2,
     cuMemsetD32_v2,
     cuLaunchKernel,
+    cuLaunchKernelEx,
     cuTensorMapEncodeTiled,
     cuTensorMapReplaceAddress,
     cuStreamCreate,

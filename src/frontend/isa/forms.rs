@@ -488,6 +488,14 @@ pub const FORMS: &[Form] = forms![
         "Parallel Synchronization and Communication Instructions: bar", |_| Op::Bar(BarKind::Red(BarRed::Popc));
     "barrier{.cta}.red.op{.aligned}.pred p, a{, b}, {!}c", ".op = { .and, .or }",
         "Parallel Synchronization and Communication Instructions: bar", |m| bar_red(m);
+    "barrier.cluster.arrive{.sem}{.aligned}", ".sem = { .release, .relaxed }",
+        "Parallel Synchronization and Communication Instructions: barrier.cluster", |_| Op::ClusterBarrier { wait: false };
+    "barrier.cluster.wait{.acquire}{.aligned}", "",
+        "Parallel Synchronization and Communication Instructions: barrier.cluster", |_| Op::ClusterBarrier { wait: true };
+    "mapa{.space}.type d, a, b", ".space = { .shared::cluster }; .type = { .u32, .u64 }",
+        "Data Movement and Conversion Instructions: mapa", |m| Op::Mapa { space: space(m.word(".space")), ty: m.ty(".type") };
+    "getctarank{.space}.type d, a", ".space = { .shared::cluster }; .type = { .u32, .u64 }",
+        "Data Movement and Conversion Instructions: getctarank", |m| Op::GetCtaRank { space: space(m.word(".space")), ty: m.ty(".type") };
     "bar.warp.sync membermask", "",
         "Parallel Synchronization and Communication Instructions: bar.warp.sync", |_| Op::WarpSync;
     // One thread's view of memory is ordered already; the pool's joins order the rest.
@@ -1091,9 +1099,12 @@ fn set(m: &Match) -> Op {
     }
 }
 
-/// A state space by its qualified name (`.shared::cta` is the CTA's shared memory; a cluster
-/// is one CTA here, so `.shared::cluster` is too).
+/// A state space by its qualified name (`.shared::cta` is the CTA's shared memory,
+/// `.shared::cluster` the cluster's).
 fn space(word: Option<&str>) -> StateSpace {
+    if word == Some("shared::cluster") {
+        return StateSpace::SharedCluster;
+    }
     let name = word.map(|w| w.split("::").next().unwrap_or(w));
     name.and_then(StateSpace::from_name)
         .unwrap_or(StateSpace::Generic)
