@@ -36,6 +36,25 @@ impl LaunchConfig {
     pub fn cluster_block(&self, cluster: u64, rank: u32) -> ([u32; 3], ClusterPlace) {
         let c = self.cluster_dims();
         let g = self.grid;
+        if c == Dim3::new(1, 1, 1) {
+            // (On the path of every block of every launch: no divisions by one.)
+            let (x, xy) = (g.x as u64, g.x as u64 * g.y as u64);
+            let ctaid = [
+                (cluster % x) as u32,
+                (cluster / x % g.y as u64) as u32,
+                (cluster / xy) as u32,
+            ];
+            let place = ClusterPlace {
+                clusterid: ctaid,
+                nclusterid: [g.x, g.y, g.z],
+                cluster_ctaid: [0; 3],
+                cluster_nctaid: [1; 3],
+                cluster_ctarank: 0,
+                cluster_nctarank: 1,
+                is_explicit_cluster: self.cluster.is_some() as u32,
+            };
+            return (ctaid, place);
+        }
         let n = [g.x / c.x, g.y / c.y, g.z / c.z];
         let clusterid = [
             (cluster % n[0] as u64) as u32,

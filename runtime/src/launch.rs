@@ -481,8 +481,9 @@ unsafe fn run_grid(
         // The stack below this frame, minus the allowance, is the kernel's limit.
         let here = std::hint::black_box(&index) as *const u64 as u64;
         let cluster_shared = shared.as_mut_ptr() as *mut u8;
-        ctxs.clear();
-        ctxs.extend((0..size).map(|rank| {
+        let frames_base = frames.as_mut_ptr();
+        let frames_bytes = frames.len() * 8;
+        let context = |rank: usize| {
             let (ctaid, place) = config.cluster_block(index, rank as u32);
             BlockContext {
                 params: params_addr as *const u8,
@@ -491,10 +492,10 @@ unsafe fn run_grid(
                 nctaid: [g.x, g.y, g.z],
                 ntid: [b.x, b.y, b.z],
                 dynamic_shared_bytes: config.dynamic_shared_bytes,
-                frames: if frames.is_empty() {
+                frames: if frame_words == 0 {
                     std::ptr::null_mut()
                 } else {
-                    frames[rank * frame_words..].as_mut_ptr() as *mut u8
+                    frames_base.wrapping_add(rank * frame_words) as *mut u8
                 },
                 abort,
                 fault_address: Cell::new(0),
@@ -504,37 +505,45 @@ unsafe fn run_grid(
                 cluster_shared,
                 shared_stride: stride as u64,
             }
-        }));
-        let Some(c) = cooperation else {
-            for ctx in ctxs.iter() {
-                // SAFETY: the caller guarantees `func` is a block function for this context.
-                match unsafe { func(ctx) } {
-                    Status::OK => {}
-                    s => return Err(fail(ctx, s)),
-                }
-            }
-            return Ok(());
         };
-        loop {
-            for ctx in ctxs.iter() {
-                // SAFETY: as above.
-                let status = unsafe { func(ctx) };
-                if Status(status).kind() != StatusKind::Round {
-                    return Err(fail(ctx, status));
+        let run = |ctxs: &[BlockContext]| {
+            let Some(c) = cooperation else {
+                for ctx in ctxs {
+                    // SAFETY: the caller guarantees `func` is a block function for this context.
+                    match unsafe { func(ctx) } {
+                        Status::OK => {}
+                        s => return Err(fail(ctx, s)),
+                    }
+                }
+                return Ok(());
+            };
+            loop {
+                for ctx in ctxs {
+                    // SAFETY: as above.
+                    let status = unsafe { func(ctx) };
+                    if Status(status).kind() != StatusKind::Round {
+                        return Err(fail(ctx, status));
+                    }
+                }
+                // SAFETY: the frames are this worker's buffer; no block function is running.
+                let bytes =
+                    unsafe { std::slice::from_raw_parts_mut(frames_base as *mut u8, frames_bytes) };
+                match (c.after_round)(bytes, ctxs) {
+                    Ok(true) => return Ok(()),
+                    // (A kernel that never finishes loops, and its loops poll `abort`.)
+                    Ok(false) => continue,
+                    // (`after_round` may describe the failure in the fault words.)
+                    Err((rank, s)) => return Err(fail(&ctxs[rank], s)),
                 }
             }
-            // SAFETY: `frames` is this worker's buffer; no block function is running.
-            let bytes = unsafe {
-                std::slice::from_raw_parts_mut(frames.as_mut_ptr() as *mut u8, frames.len() * 8)
-            };
-            match (c.after_round)(bytes, ctxs) {
-                Ok(true) => return Ok(()),
-                // (A kernel that never finishes loops, and its loops poll `abort`.)
-                Ok(false) => continue,
-                // (`after_round` may describe the failure in the fault words.)
-                Err((rank, s)) => return Err(fail(&ctxs[rank], s)),
-            }
+        };
+        // A block on its own needs no list (nor its allocation, on the path of every launch).
+        if size == 1 {
+            return run(std::slice::from_ref(&context(0)));
         }
+        ctxs.clear();
+        ctxs.extend((0..size).map(context));
+        run(ctxs)
     };
     // A block that ran and failed says more than a block skipped after the abort, whichever
     // rayon reports: the first such failure is kept here.
@@ -552,7 +561,7 @@ unsafe fn run_grid(
         (
             vec![Line::default(); lines],
             vec![0u64; frame_words * size],
-            Vec::with_capacity(size),
+            Vec::new(),
         )
     };
     // One cluster cannot run in parallel: on the caller's thread if its stack has the room
