@@ -318,3 +318,16 @@ fn a_remote_mbarrier_arrive_completes_a_phase_in_another_block() {
     let got = run("", body, 2, Some(2), 1, 2).unwrap();
     assert_eq!(got, [42, 0]);
 }
+
+#[test]
+fn a_cluster_barrier_in_a_called_function_is_reported_not_ignored() {
+    let ptx = format!(
+        "{HEAD}.func sync()\n{{\nbarrier.cluster.arrive;\nret;\n}}\n\
+         .visible .entry k()\n{{\ncall sync, ();\nbarrier.cluster.wait;\nret;\n}}\n"
+    );
+    let err = Module::from_ptx(&ptx).err().expect("refused").to_string();
+    assert!(
+        err.contains("inside a called .func are not supported"),
+        "{err}"
+    );
+}

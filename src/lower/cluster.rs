@@ -144,12 +144,12 @@ impl Translator<'_, '_> {
     }
 
     /// `barrier.cluster.arrive`: the thread records that it arrived in the barrier's current
-    /// phase (`crate::sync` completes the phase and releases the waits). In a kernel that
-    /// never waits, nothing can observe the arrival.
+    /// phase (`crate::sync` completes the phase and releases the waits).
     pub fn cluster_arrive(&mut self) {
-        let Some(coop) = self.coop.as_ref() else {
-            return;
-        };
+        let coop = self
+            .coop
+            .as_ref()
+            .expect("an arrival makes a kernel cooperative");
         let frames = coop.frames;
         let flags = MemFlagsData::trusted();
         let completed = self

@@ -62,13 +62,16 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
         .collect()
 }
 
-/// Whether a function needs the cooperative model (sync points or `bar.arrive` counters).
+/// Whether a function needs the cooperative model (sync points, or arrivals recorded for
+/// them: `bar.arrive` counters, `barrier.cluster.arrive`).
 pub fn is_cooperative(f: &Function) -> bool {
     !sync_points(f).is_empty()
-        || f.body
-            .iter()
-            .flatten()
-            .any(|i| i.op == Op::Bar(BarKind::Arrive))
+        || f.body.iter().flatten().any(|i| {
+            matches!(
+                i.op,
+                Op::Bar(BarKind::Arrive) | Op::ClusterBarrier { wait: false }
+            )
+        })
 }
 
 /// Where a cooperative kernel keeps each thread's state in its frame.
