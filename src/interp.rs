@@ -85,6 +85,8 @@ struct Block<'a> {
     params: &'a [u8],
     shared: *mut u8,
     ctaid: [u32; 3],
+    /// What the `%cluster*` registers read.
+    cluster: ptxjit_runtime::ClusterPlace,
     config: &'a LaunchConfig,
 }
 
@@ -158,6 +160,7 @@ impl Interpreter {
                         params: &params,
                         shared: shared.as_mut_ptr() as *mut u8,
                         ctaid: [bx, by, bz],
+                        cluster: config.cluster_place([bx, by, bz]),
                         config,
                     };
                     for tz in 0..b.z {
@@ -251,13 +254,13 @@ impl Interpreter {
                     _ => !(bit - 1),
                 }
             }
-            Special::ClusterId(x) => blk.config.cluster_place(blk.ctaid).clusterid[d(x)],
-            Special::NClusterId(x) => blk.config.cluster_place(blk.ctaid).nclusterid[d(x)],
-            Special::ClusterCtaId(x) => blk.config.cluster_place(blk.ctaid).cluster_ctaid[d(x)],
-            Special::ClusterNCtaId(x) => blk.config.cluster_place(blk.ctaid).cluster_nctaid[d(x)],
-            Special::ClusterCtaRank => blk.config.cluster_place(blk.ctaid).cluster_ctarank,
-            Special::ClusterNCtaRank => blk.config.cluster_place(blk.ctaid).cluster_nctarank,
-            Special::IsExplicitCluster => blk.config.cluster_place(blk.ctaid).is_explicit_cluster,
+            Special::ClusterId(x) => blk.cluster.clusterid[d(x)],
+            Special::NClusterId(x) => blk.cluster.nclusterid[d(x)],
+            Special::ClusterCtaId(x) => blk.cluster.cluster_ctaid[d(x)],
+            Special::ClusterNCtaId(x) => blk.cluster.cluster_nctaid[d(x)],
+            Special::ClusterCtaRank => blk.cluster.cluster_ctarank,
+            Special::ClusterNCtaRank => blk.cluster.cluster_nctarank,
+            Special::IsExplicitCluster => blk.cluster.is_explicit_cluster,
             Special::TotalSmemSize => {
                 self.env.dynamic_shared_offset + blk.config.dynamic_shared_bytes
             }

@@ -503,7 +503,7 @@ impl Kernel {
                         let (space, window) = if f.shared {
                             // (See `lower::cluster` for the windows.)
                             let block = match f.address >> 24 {
-                                0 => String::new(),
+                                w if !f.cluster || w == 0 => String::new(),
                                 w => format!(
                                     " (.shared::cluster: offset {:#x} in the block of rank {})",
                                     f.address & 0xFF_FFFF,

@@ -331,3 +331,11 @@ fn a_cluster_barrier_in_a_called_function_is_reported_not_ignored() {
         "{err}"
     );
 }
+
+#[test]
+fn a_plain_shared_fault_far_out_is_not_described_as_a_cluster_address() {
+    let body = "mov.u32 %r1, 0x2000000;\nld.shared.u32 %r3, [%r1];\nst.global.u32 [%o], %r3;";
+    let err = run("", body, 2, Some(2), 1, 2).unwrap_err();
+    assert!(err.contains("illegal shared address 0x2000000"), "{err}");
+    assert!(!err.contains(".shared::cluster"), "{err}");
+}

@@ -36,33 +36,25 @@ impl LaunchConfig {
     pub fn cluster_block(&self, cluster: u64, rank: u32) -> ([u32; 3], ClusterPlace) {
         let c = self.cluster_dims();
         let g = self.grid;
-        if c == Dim3::new(1, 1, 1) {
+        let dims = [c.x, c.y, c.z];
+        let explicit = self.cluster.is_some() as u32;
+        if dims == [1; 3] {
             // (On the path of every block of every launch: no divisions by one.)
-            let (x, xy) = (g.x as u64, g.x as u64 * g.y as u64);
-            let ctaid = [
-                (cluster % x) as u32,
-                (cluster / x % g.y as u64) as u32,
-                (cluster / xy) as u32,
-            ];
+            let ctaid = unravel(cluster, [g.x, g.y, g.z]);
             let place = ClusterPlace {
                 clusterid: ctaid,
                 nclusterid: [g.x, g.y, g.z],
                 cluster_ctaid: [0; 3],
-                cluster_nctaid: [1; 3],
+                cluster_nctaid: dims,
                 cluster_ctarank: 0,
                 cluster_nctarank: 1,
-                is_explicit_cluster: self.cluster.is_some() as u32,
+                is_explicit_cluster: explicit,
             };
             return (ctaid, place);
         }
         let n = [g.x / c.x, g.y / c.y, g.z / c.z];
-        let clusterid = [
-            (cluster % n[0] as u64) as u32,
-            (cluster / n[0] as u64 % n[1] as u64) as u32,
-            (cluster / (n[0] as u64 * n[1] as u64)) as u32,
-        ];
-        let within = [rank % c.x, rank / c.x % c.y, rank / (c.x * c.y)];
-        let dims = [c.x, c.y, c.z];
+        let clusterid = unravel(cluster, n);
+        let within = unravel(rank as u64, dims);
         let ctaid = std::array::from_fn(|d| clusterid[d] * dims[d] + within[d]);
         let place = ClusterPlace {
             clusterid,
@@ -71,7 +63,7 @@ impl LaunchConfig {
             cluster_nctaid: dims,
             cluster_ctarank: rank,
             cluster_nctarank: c.count() as u32,
-            is_explicit_cluster: self.cluster.is_some() as u32,
+            is_explicit_cluster: explicit,
         };
         (ctaid, place)
     }
@@ -88,6 +80,16 @@ impl LaunchConfig {
         let rank = within[0] + c.x * (within[1] + c.y * within[2]);
         self.cluster_block(cluster, rank).1
     }
+}
+
+/// The (x, y, z) of linear index `i` in a box of `dims`, x fastest.
+fn unravel(i: u64, dims: [u32; 3]) -> [u32; 3] {
+    let (x, xy) = (dims[0] as u64, dims[0] as u64 * dims[1] as u64);
+    [
+        (i % x) as u32,
+        (i / x % dims[1] as u64) as u32,
+        (i / xy) as u32,
+    ]
 }
 
 #[cfg(test)]

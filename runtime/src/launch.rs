@@ -191,6 +191,8 @@ pub struct Fault {
     pub is_store: bool,
     /// `address` is an offset in the block's shared memory.
     pub shared: bool,
+    /// `address` is a `.shared::cluster` address (a window and an offset).
+    pub cluster: bool,
     /// The thread's rank in its block.
     pub thread: u32,
 }
@@ -201,12 +203,16 @@ impl Fault {
         width as u64 & 0xFF | (is_store as u64) << 8 | (shared as u64) << 9 | (thread as u64) << 32
     }
 
+    /// Set in a detail word (with `shared`) when the address is a `.shared::cluster` one.
+    pub const CLUSTER_WINDOW: u64 = 1 << 10;
+
     fn decode(address: u64, detail: u64) -> Fault {
         Fault {
             address,
             width: (detail & 0xFF) as u32,
             is_store: detail >> 8 & 1 == 1,
             shared: detail >> 9 & 1 == 1,
+            cluster: detail & Fault::CLUSTER_WINDOW != 0,
             thread: (detail >> 32) as u32,
         }
     }

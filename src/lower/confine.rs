@@ -292,7 +292,10 @@ impl Translator<'_, '_> {
             StateSpace::SharedCluster => self.host_to_cluster_window(addr),
             _ => addr,
         };
-        let detail = Fault::detail(width, is_store, shared, 0);
+        let mut detail = Fault::detail(width, is_store, shared, 0);
+        if space == StateSpace::SharedCluster {
+            detail |= Fault::CLUSTER_WINDOW;
+        }
         let detail = self.b.ins().iconst(types::I64, detail as i64);
         self.record_fault(recorded, detail);
         let status = match why {
