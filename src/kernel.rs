@@ -9,6 +9,7 @@ use std::time::Duration;
 use ptxjit_runtime::{BlockFailure, DeviceBuffer, Dim3, LaunchConfig, StatusKind};
 
 use crate::error::{Error, Result, Source};
+use crate::frontend::ast::StateSpace;
 use crate::frontend::{check, checked, parser};
 use crate::jit::{self, CompileOptions, CompiledModule};
 use crate::types::PtxType;
@@ -156,6 +157,32 @@ pub fn check_ptx(name: &str, text: &str) -> Result<checked::Module> {
     })
 }
 
+/// A kernel's resources, as a driver reports them.
+#[derive(Clone, Copy, Debug)]
+pub struct KernelAttributes {
+    /// 1024, or fewer as `.maxntid`/`.reqntid` ask.
+    pub max_threads_per_block: u32,
+    /// `.shared` variables of the module and the kernel.
+    pub static_shared_bytes: u64,
+    /// The module's `.const` variables.
+    pub const_bytes: u64,
+    /// The kernel's `.local` variables, per thread.
+    pub local_bytes: u64,
+    pub registers: u32,
+    /// The module's `.version`, as major × 10 + minor.
+    pub ptx_version: u32,
+}
+
+/// `.version X.Y` of a PTX text as X × 10 + Y (0 if absent).
+fn ptx_version(text: &str) -> u32 {
+    let Some(at) = text.find(".version") else {
+        return 0;
+    };
+    let word = text[at + 8..].split_whitespace().next().unwrap_or("");
+    let (major, minor) = word.split_once('.').unwrap_or((word, "0"));
+    major.parse::<u32>().unwrap_or(0) * 10 + minor.parse::<u32>().unwrap_or(0)
+}
+
 /// A kernel parameter as the `.entry` declares it.
 #[derive(Clone, Debug)]
 pub struct ParamInfo {
@@ -269,6 +296,30 @@ impl Kernel {
                 array: p.array,
             })
             .collect()
+    }
+
+    /// What the driver API's `cuFuncGetAttribute` reports of the kernel.
+    pub fn attributes(&self) -> KernelAttributes {
+        let f = self.decl();
+        let m = &self.module.checked;
+        let bytes = |vars: &mut dyn Iterator<Item = &checked::Var>, space| {
+            vars.filter(|v| v.space == space)
+                .map(|v| v.size)
+                .sum::<u64>()
+        };
+        let max_threads = match (f.reqntid, f.maxntid) {
+            (Some(n), _) | (None, Some(n)) => n.iter().product::<u32>().min(1024),
+            (None, None) => 1024,
+        };
+        KernelAttributes {
+            max_threads_per_block: max_threads,
+            static_shared_bytes: self.module.compiled.static_shared_bytes as u64,
+            const_bytes: bytes(&mut m.globals.iter(), StateSpace::Const),
+            local_bytes: bytes(&mut f.vars.iter(), StateSpace::Local),
+            // PTX's virtual registers, as many as a GPU thread may hold at most.
+            registers: (f.regs.len() as u32).clamp(1, 255),
+            ptx_version: ptx_version(&m.source.text),
+        }
     }
 
     fn launch_error(&self, message: String) -> Error {

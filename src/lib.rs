@@ -19,6 +19,7 @@ pub mod frontend;
 pub mod interp;
 pub mod jit;
 mod kernel;
+pub mod link;
 pub mod lower;
 pub mod mbarrier;
 pub mod mma;
@@ -34,5 +35,6 @@ pub mod wgmma;
 
 pub use error::{Diagnostic, Error, Result};
 pub use jit::{CompileOptions, LaneGroups, OptLevel};
-pub use kernel::{Arg, Kernel, Module, ParamInfo, check_ptx};
+pub use kernel::{Arg, Kernel, KernelAttributes, Module, ParamInfo, check_ptx};
+pub use link::{LinkInput, link};
 pub use ptxjit_runtime::{DeviceBuffer, Dim3, LaunchConfig, Schedule};

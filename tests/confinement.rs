@@ -301,3 +301,35 @@ fn cooperative_kernels_are_confined_too() {
         &["illegal address", "(4-byte store, thread 16)"],
     );
 }
+
+/// A kernel passes the generic address of one of its `.local` words to `bump`, which reads and
+/// writes it at `offset` bytes from there (NVVM's calling convention for numba's linked
+/// functions: results and arguments by pointer to the caller's locals).
+fn callee_touches_callers_local(offset: i64) -> String {
+    format!(
+        "{HEADER}.func bump(.param .b64 p)\n{{\n.reg .b32 %a<3>;\n.reg .b64 %q<3>;\n\
+         ld.param.b64 %q1, [p];\nadd.s64 %q1, %q1, {offset};\nld.u32 %a1, [%q1];\n\
+         add.u32 %a2, %a1, 1;\nst.u32 [%q1], %a2;\nret;\n}}\n\
+         .visible .entry k(.param .u64 out)\n{{\n.local .align 4 .b8 depot[8];\n\
+         .reg .b32 %r<4>;\n.reg .b64 %rd<4>;\nmov.u64 %rd1, depot;\ncvta.local.u64 %rd2, %rd1;\n\
+         mov.u32 %r1, 41;\nst.local.u32 [depot], %r1;\n\
+         {{ .param .b64 a; st.param.b64 [a], %rd2; call.uni bump, (a); }}\n\
+         ld.local.u32 %r2, [depot];\nld.param.u64 %rd3, [out];\nst.global.u32 [%rd3], %r2;\nret;\n}}\n"
+    )
+}
+
+#[test]
+fn a_called_function_reaches_its_callers_locals_through_a_generic_address() {
+    let out = DeviceBuffer::zeroed(4).unwrap();
+    let errors = launch_errors(&callee_touches_callers_local(0), 1, &[Arg::buffer(&out)]);
+    assert!(errors.iter().all(String::is_empty), "{errors:?}");
+    assert_eq!(out.to_vec::<u32>(), [42]);
+}
+
+#[test]
+fn a_called_function_cannot_reach_past_its_callers_locals() {
+    let out = DeviceBuffer::zeroed(4).unwrap();
+    // Far past the caller's locals (its depot and its call's parameter slot).
+    let errors = launch_errors(&callee_touches_callers_local(4096), 1, &[Arg::buffer(&out)]);
+    assert_all(&errors, &["illegal address", "4-byte load"]);
+}

@@ -10,6 +10,20 @@ pub struct Module {
     pub address_size: Option<u32>,
     pub functions: Vec<Function>,
     pub globals: Vec<VarDecl>,
+    /// Every function and module-scope variable as it stands in the text, for the linker.
+    pub items: Vec<Item>,
+}
+
+/// A module-scope function or variable: its name, whether this text defines it (a body, or
+/// a variable not `.extern`), whether other modules see it (`.visible`, `.weak`, `.common`,
+/// every `.entry`), whether it is `.weak`, and its bytes in the text (linkage words included).
+#[derive(Debug)]
+pub struct Item {
+    pub name: String,
+    pub defines: bool,
+    pub visible: bool,
+    pub weak: bool,
+    pub text: Span,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

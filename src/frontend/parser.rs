@@ -292,29 +292,48 @@ impl<'a> Parser<'a> {
 
     /// A function or a module-scope variable, after any linkage directives.
     fn module_item(&mut self, m: &mut Module) -> PResult<()> {
-        let mut is_extern = false;
+        let start = self.span();
+        let (mut is_extern, mut weak, mut visible) = (false, false, false);
         loop {
             if self.eat_word(".extern") {
                 is_extern = true;
-            } else if !(self.eat_word(".visible")
-                || self.eat_word(".weak")
-                || self.eat_word(".common"))
-            {
+            } else if self.eat_word(".weak") || self.eat_word(".common") {
+                (weak, visible) = (true, true);
+            } else if self.eat_word(".visible") {
+                visible = true;
+            } else {
                 break;
             }
         }
         let span = self.span();
         let (w, _) = self.word("a directive")?;
-        match w.as_str() {
-            ".entry" => m.functions.push(self.function(FunctionKind::Entry)?),
-            ".func" => m.functions.push(self.function(FunctionKind::Func)?),
+        let (name, defines) = match w.as_str() {
+            ".entry" | ".func" => {
+                let kind = match w.as_str() {
+                    ".entry" => FunctionKind::Entry,
+                    _ => FunctionKind::Func,
+                };
+                let f = self.function(kind)?;
+                let item = (f.name.clone(), f.body.is_some());
+                m.functions.push(f);
+                item
+            }
             ".global" | ".const" | ".shared" => {
                 let space = StateSpace::from_name(&w[1..]).expect("listed above");
                 let var = self.var_decl(space, is_extern, span)?;
+                let item = (var.name.clone(), !is_extern);
                 m.globals.push(var);
+                item
             }
             _ => return self.err(span, format!("unsupported directive '{w}'")),
-        }
+        };
+        m.items.push(Item {
+            name,
+            defines,
+            visible: visible || w == ".entry",
+            weak,
+            text: start.to(self.prev_span()),
+        });
         Ok(())
     }
 

@@ -14,12 +14,19 @@
 //! block context and ends the launch with `Status::ILLEGAL_ADDRESS` or `Status::MISALIGNED`.
 
 use cranelift_codegen::ir::condcodes::IntCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types};
 use ptxjit_runtime::{Fault, Status};
 
 use super::{LResult, Translator, VarLoc, ctx, invariant};
 use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::{AddrBase, Arg, Symbol};
+
+/// A record of the `.local` chain: the first byte and length of one function's window, and
+/// the address of its caller's record (0 past the kernel).
+const CHAIN_LO: i32 = 0;
+const CHAIN_LEN: i32 = 8;
+const CHAIN_NEXT: i32 = 16;
+const CHAIN_RECORD_BYTES: u32 = 24;
 
 impl Translator<'_, '_> {
     /// The host address of memory operand `arg`, `width` bytes accessed in `space`, checked
@@ -226,26 +233,91 @@ impl Translator<'_, '_> {
             .iadd_imm_s(dynamic, self.env.dynamic_shared_offset as i64)
     }
 
-    /// The thread's `.local` variables: one stack area, or the locals part of its frame.
-    fn in_local_memory(&mut self, addr: Value, width: u32) -> Value {
-        let window = self.local_window;
-        match window {
-            Some((lo_loc, len)) => {
-                let lo = match lo_loc {
-                    VarLoc::Stack(slot, off) => self.b.ins().stack_addr(types::I64, slot, off),
-                    VarLoc::Frame(off) => {
-                        let frame = self
-                            .b
-                            .use_var(self.coop.as_ref().expect("cooperative").frame);
-                        self.b.ins().iadd_imm_s(frame, off as i64)
-                    }
-                    VarLoc::Shared(_) => unreachable!("locals are not shared"),
-                };
-                let len = self.b.ins().iconst(types::I64, len as i64);
-                self.in_window(addr, width, lo, len)
+    /// This function's own `.local` window: (first byte, bytes), or `None`.
+    fn own_local_window(&mut self) -> Option<(Value, Value)> {
+        let (lo_loc, len) = self.local_window?;
+        let lo = match lo_loc {
+            VarLoc::Stack(slot, off) => self.b.ins().stack_addr(types::I64, slot, off),
+            VarLoc::Frame(off) => {
+                let frame = self
+                    .b
+                    .use_var(self.coop.as_ref().expect("cooperative").frame);
+                self.b.ins().iadd_imm_s(frame, off as i64)
             }
+            VarLoc::Shared(_) => unreachable!("locals are not shared"),
+        };
+        Some((lo, self.b.ins().iconst(types::I64, len as i64)))
+    }
+
+    /// The record of `.local` windows this function passes to a callee: its own window and
+    /// its callers' chain (a stack slot of its own, which no `.local` window covers).
+    pub(super) fn locals_record(&mut self) -> Value {
+        let slot = *self.locals_record.get_or_insert_with(|| {
+            self.b.create_sized_stack_slot(ir::StackSlotData::new(
+                ir::StackSlotKind::ExplicitSlot,
+                CHAIN_RECORD_BYTES,
+                3,
+            ))
+        });
+        let (lo, len) = match self.own_local_window() {
+            Some(w) => w,
+            None => {
+                let zero = self.b.ins().iconst(types::I64, 0);
+                (zero, zero)
+            }
+        };
+        let next = match self.callers_locals {
+            Some(v) => v,
+            None => self.b.ins().iconst(types::I64, 0),
+        };
+        let record = self.b.ins().stack_addr(types::I64, slot, 0);
+        let flags = MemFlagsData::trusted();
+        self.b.ins().store(flags, lo, record, CHAIN_LO);
+        self.b.ins().store(flags, len, record, CHAIN_LEN);
+        self.b.ins().store(flags, next, record, CHAIN_NEXT);
+        record
+    }
+
+    /// The thread's `.local` variables: this function's (one stack area, or the locals part of
+    /// its frame), then its callers' (a generic address of a caller's local, passed down).
+    fn in_local_memory(&mut self, addr: Value, width: u32) -> Value {
+        let own = match self.own_local_window() {
+            Some((lo, len)) => self.in_window(addr, width, lo, len),
             None => self.b.ins().iconst(types::I8, 0),
-        }
+        };
+        let Some(chain) = self.callers_locals else {
+            return own;
+        };
+        // Not its own: walk the callers' records (off the common path).
+        let done = self.b.create_block();
+        let head = self.b.create_block();
+        let body = self.b.create_block();
+        self.b.append_block_param(done, types::I8);
+        self.b.append_block_param(head, types::I64);
+        self.b.set_cold_block(head);
+        self.b.set_cold_block(body);
+        self.b
+            .ins()
+            .brif(own, done, &[own.into()], head, &[chain.into()]);
+        self.b.switch_to_block(head);
+        let record = self.b.block_params(head)[0];
+        let end = self.b.ins().icmp_imm_u(IntCC::Equal, record, 0);
+        let no = self.b.ins().iconst(types::I8, 0);
+        self.b.ins().brif(end, done, &[no.into()], body, &[]);
+        self.b.seal_block(body);
+        self.b.switch_to_block(body);
+        let flags = MemFlagsData::trusted();
+        let lo = self.b.ins().load(types::I64, flags, record, CHAIN_LO);
+        let len = self.b.ins().load(types::I64, flags, record, CHAIN_LEN);
+        let next = self.b.ins().load(types::I64, flags, record, CHAIN_NEXT);
+        let inside = self.in_window(addr, width, lo, len);
+        self.b
+            .ins()
+            .brif(inside, done, &[inside.into()], head, &[next.into()]);
+        self.b.seal_block(head);
+        self.b.seal_block(done);
+        self.b.switch_to_block(done);
+        self.b.block_params(done)[0]
     }
 
     /// A kernel's parameter buffer (a called function's parameters are only reached by name).

@@ -89,6 +89,8 @@ impl Translator<'_, '_> {
         for t in self.tid {
             args.push(self.b.use_var(t));
         }
+        let record = self.locals_record();
+        args.push(record);
         let mut copy_back = Vec::new();
         for (arg, decl) in rets.iter().zip(&callee.returns) {
             let addr = self.param_slot(arg, decl, false)?;

@@ -175,6 +175,12 @@ pub struct Translator<'a, 'b> {
     confined: bool,
     /// Where the thread's `.local` variables are, and how many bytes.
     local_window: Option<(VarLoc, u64)>,
+    /// A called function: its callers' `.local` windows, which a generic address may reach
+    /// too (a caller passes the address of its locals): a chain of records (lo, len, next)
+    /// on the stack, 0-terminated (`confine::CHAIN_*`).
+    callers_locals: Option<Value>,
+    /// The record this function hands its callees (made at its first call).
+    locals_record: Option<ir::StackSlot>,
     /// Index and span of the instruction being lowered (for statuses and diagnostics).
     pub inst_index: u32,
     pub span: Span,
@@ -208,6 +214,8 @@ pub fn signature(
         for _ in 0..3 {
             sig.params.push(ir::AbiParam::new(types::I32));
         }
+        // The callers' `.local` windows (`Translator::callers_locals`).
+        sig.params.push(ir::AbiParam::new(types::I64));
         for _ in f.returns.iter().chain(&f.params) {
             sig.params.push(ir::AbiParam::new(types::I64));
         }
@@ -281,9 +289,10 @@ impl<'a, 'b> Translator<'a, 'b> {
                     b.def_var(*t, args[1 + i]);
                 }
                 let nret = func.returns.len();
-                (args[4 + nret..].to_vec(), args[4..4 + nret].to_vec())
+                (args[5 + nret..].to_vec(), args[5..5 + nret].to_vec())
             }
         };
+        let callers_locals = (func.kind == FunctionKind::Func).then(|| args[4]);
         // Shared variables have their offsets; the others share one stack area (so that a
         // local address can be checked against one window).
         let mut stack_bytes = 0u64;
@@ -393,6 +402,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             lanes: None,
             confined: options.confine,
             local_window,
+            callers_locals,
+            locals_record: None,
             inst_index: 0,
             span: func.span,
             opcode: "",

@@ -22,6 +22,13 @@ pub const CUDA_ERROR_HARDWARE_STACK_ERROR: CUresult = 714;
 pub const CUDA_ERROR_MISALIGNED_ADDRESS: CUresult = 716;
 pub const CUDA_ERROR_LAUNCH_FAILED: CUresult = 719;
 pub const CUDA_ERROR_ASSERT: CUresult = 710;
+pub const CUDA_ERROR_PEER_ACCESS_UNSUPPORTED: CUresult = 217;
+pub const CUDA_ERROR_UNSUPPORTED_LIMIT: CUresult = 215;
+pub const CUDA_ERROR_FILE_NOT_FOUND: CUresult = 301;
+pub const CUDA_ERROR_PEER_ACCESS_NOT_ENABLED: CUresult = 705;
+pub const CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED: CUresult = 712;
+pub const CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED: CUresult = 713;
+pub const CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE: CUresult = 720;
 pub const CUDA_ERROR_NOT_SUPPORTED: CUresult = 801;
 pub const CUDA_ERROR_INVALID_CLUSTER_SIZE: CUresult = 912;
 pub const CUDA_ERROR_UNKNOWN: CUresult = 999;
@@ -113,6 +120,41 @@ const TABLE: &[(CUresult, &str, &str)] = &[
         CUDA_ERROR_LAUNCH_FAILED,
         "CUDA_ERROR_LAUNCH_FAILED\0",
         "unspecified launch failure\0",
+    ),
+    (
+        CUDA_ERROR_UNSUPPORTED_LIMIT,
+        "CUDA_ERROR_UNSUPPORTED_LIMIT\0",
+        "limit is not supported on this architecture\0",
+    ),
+    (
+        CUDA_ERROR_PEER_ACCESS_UNSUPPORTED,
+        "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED\0",
+        "peer access is not supported between these two devices\0",
+    ),
+    (
+        CUDA_ERROR_FILE_NOT_FOUND,
+        "CUDA_ERROR_FILE_NOT_FOUND\0",
+        "file not found\0",
+    ),
+    (
+        CUDA_ERROR_PEER_ACCESS_NOT_ENABLED,
+        "CUDA_ERROR_PEER_ACCESS_NOT_ENABLED\0",
+        "peer access has not been enabled\0",
+    ),
+    (
+        CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED,
+        "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED\0",
+        "part or all of the requested memory range is already mapped\0",
+    ),
+    (
+        CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED,
+        "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED\0",
+        "pointer does not correspond to a registered memory region\0",
+    ),
+    (
+        CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE,
+        "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE\0",
+        "too many blocks in cooperative launch\0",
     ),
     (
         CUDA_ERROR_NOT_SUPPORTED,

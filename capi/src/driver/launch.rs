@@ -84,6 +84,58 @@ pub unsafe extern "C" fn cuLaunchKernel(
     unsafe { launch(f, config, kernel_params, extra) }
 }
 
+/// A launch whose blocks may all be resident at once, as grid-wide synchronization needs:
+/// a grid larger than the device holds fails with `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`.
+///
+/// # Safety
+/// As for [`cuLaunchKernel`] (arguments as `kernel_params` only).
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuLaunchCooperativeKernel(
+    f: Handle,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_mem_bytes: c_uint,
+    stream: Handle,
+    kernel_params: *const *const c_void,
+) -> CUresult {
+    let fits = call_in_context(|| {
+        let block = block_x as u64 * block_y as u64 * block_z as u64;
+        let grid = grid_x as u64 * grid_y as u64 * grid_z as u64;
+        let most = super::occupancy::max_resident_blocks(f, block, shared_mem_bytes as u64)?;
+        if grid > most {
+            debug(&format!(
+                "cuLaunchCooperativeKernel: {grid} blocks of {block} threads, at most {most} resident"
+            ));
+            return Err(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+        }
+        Ok(())
+    });
+    if fits != CUDA_SUCCESS {
+        return fits;
+    }
+    // SAFETY: the caller's guarantees are passed on.
+    unsafe {
+        cuLaunchKernel(
+            f,
+            grid_x,
+            grid_y,
+            grid_z,
+            block_x,
+            block_y,
+            block_z,
+            shared_mem_bytes,
+            stream,
+            kernel_params,
+            std::ptr::null(),
+        )
+    }
+}
+
 /// `CUlaunchConfig`.
 #[repr(C)]
 pub struct CUlaunchConfig {
@@ -212,7 +264,10 @@ unsafe fn launch(
         } else if !params.is_empty() {
             return Err(CUDA_ERROR_INVALID_VALUE);
         }
-        kernel.launch_with(&config, &args).map_err(|e| {
+        super::memory::mirrors_in();
+        let result = kernel.launch_with(&config, &args);
+        super::memory::mirrors_out();
+        result.map_err(|e| {
             debug(&e.to_string());
             errors::code_of(&e)
         })

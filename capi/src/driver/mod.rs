@@ -10,8 +10,10 @@
 pub mod context;
 pub mod errors;
 pub mod launch;
+pub mod link;
 pub mod memory;
 pub mod module;
+pub mod occupancy;
 pub mod proc;
 pub mod stream;
 pub mod tensor_map;

@@ -66,7 +66,7 @@ pub unsafe extern "C" fn cuModuleLoadData(module: *mut Handle, image: *const c_v
 }
 
 /// Copies `text` into a caller's log buffer of `size` bytes (NUL-terminated, truncated).
-fn write_log(buffer: *mut c_void, size: usize, text: &str) {
+pub(crate) fn write_log(buffer: *mut c_void, size: usize, text: &str) {
     if buffer.is_null() || size == 0 {
         return;
     }
@@ -93,22 +93,8 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
     values: *const *mut c_void,
 ) -> CUresult {
     call_in_context(|| {
-        let mut error_log = (std::ptr::null_mut(), 0usize);
-        let mut info_log = (std::ptr::null_mut(), 0usize);
-        for i in 0..num_options as usize {
-            if options.is_null() || values.is_null() {
-                return Err(CUDA_ERROR_INVALID_VALUE);
-            }
-            // SAFETY: the caller passes `num_options` options and values.
-            let (opt, value) = unsafe { (*options.add(i), *values.add(i)) };
-            match opt {
-                CU_JIT_ERROR_LOG_BUFFER => error_log.0 = value,
-                CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES => error_log.1 = value as usize,
-                CU_JIT_INFO_LOG_BUFFER => info_log.0 = value,
-                CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES => info_log.1 = value as usize,
-                _ => {}
-            }
-        }
+        // SAFETY: passed on.
+        let (error_log, info_log) = unsafe { jit_logs(num_options, options, values) }?;
         write_log(info_log.0, info_log.1, "");
         match load(image) {
             Ok(m) => {
@@ -121,6 +107,38 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
             }
         }
     })
+}
+
+/// A caller's log buffer: where, and how many bytes.
+pub(crate) type LogBuffer = (*mut c_void, usize);
+
+/// The error and info log buffers among JIT options; other options are
+/// accepted and ignored.
+///
+/// # Safety
+/// `options` and `values` hold `num_options` entries.
+pub(crate) unsafe fn jit_logs(
+    num_options: c_uint,
+    options: *const c_int,
+    values: *const *mut c_void,
+) -> Result<(LogBuffer, LogBuffer), CUresult> {
+    let mut error_log = (std::ptr::null_mut(), 0usize);
+    let mut info_log = (std::ptr::null_mut(), 0usize);
+    for i in 0..num_options as usize {
+        if options.is_null() || values.is_null() {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: the caller passes `num_options` options and values.
+        let (opt, value) = unsafe { (*options.add(i), *values.add(i)) };
+        match opt {
+            CU_JIT_ERROR_LOG_BUFFER => error_log.0 = value,
+            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES => error_log.1 = value as usize,
+            CU_JIT_INFO_LOG_BUFFER => info_log.0 = value,
+            CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES => info_log.1 = value as usize,
+            _ => {}
+        }
+    }
+    Ok((error_log, info_log))
 }
 
 #[unsafe(no_mangle)]
@@ -183,8 +201,246 @@ pub unsafe extern "C" fn cuModuleGetGlobal_v2(
     })
 }
 
+/// # Safety
+/// `module` must be writable; `path` NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuModuleLoad(module: *mut Handle, path: *const c_char) -> CUresult {
+    call_in_context(|| {
+        let path = name_of(path).map_err(|_| CUDA_ERROR_INVALID_VALUE)?;
+        let mut image = std::fs::read(path).map_err(|e| {
+            debug(&format!("cuModuleLoad: cannot read {path}: {e}"));
+            CUDA_ERROR_FILE_NOT_FOUND
+        })?;
+        image.push(0);
+        let m = load(image.as_ptr() as *const c_void).map_err(|(code, _)| code)?;
+        put(module, MODULES.insert(m))
+    })
+}
+
+/// # Safety
+/// The out-pointer must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuModuleGetFunctionCount(count: *mut c_uint, module: Handle) -> CUresult {
+    call_in_context(|| {
+        let n = MODULES.with(module, |m| m.kernel_names().len())?;
+        put(count, n as c_uint)
+    })
+}
+
+// ---- libraries and kernels --------------------------------------------------------------------
+//
+// A library (`CUlibrary`) is a module here and a kernel (`CUkernel`) is a function: the
+// context-independent handles and the per-context ones are the same objects, as this driver
+// has one device and its contexts share everything.
+
+/// # Safety
+/// `library` must be writable; `code` a NUL-terminated PTX text (or a binary image); the
+/// option arrays hold their counts.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuLibraryLoadData(
+    library: *mut Handle,
+    code: *const c_void,
+    jit_options: *const c_int,
+    jit_values: *const *mut c_void,
+    num_jit_options: c_uint,
+    _library_options: *const c_int,
+    _library_values: *const *mut c_void,
+    _num_library_options: c_uint,
+) -> CUresult {
+    // SAFETY: the caller's guarantees are passed on.
+    unsafe { cuModuleLoadDataEx(library, code, num_jit_options, jit_options, jit_values) }
+}
+
+/// # Safety
+/// As [`cuLibraryLoadData`], with `path` a NUL-terminated file name.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn cuLibraryLoadFromFile(
+    library: *mut Handle,
+    path: *const c_char,
+    _jit_options: *const c_int,
+    _jit_values: *const *mut c_void,
+    _num_jit_options: c_uint,
+    _library_options: *const c_int,
+    _library_values: *const *mut c_void,
+    _num_library_options: c_uint,
+) -> CUresult {
+    // SAFETY: passed on.
+    unsafe { cuModuleLoad(library, path) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuLibraryUnload(library: Handle) -> CUresult {
+    cuModuleUnload(library)
+}
+
+/// # Safety
+/// As [`cuModuleGetFunction`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLibraryGetKernel(
+    kernel: *mut Handle,
+    library: Handle,
+    name: *const c_char,
+) -> CUresult {
+    // SAFETY: passed on.
+    unsafe { cuModuleGetFunction(kernel, library, name) }
+}
+
+/// # Safety
+/// The out-pointer must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLibraryGetModule(module: *mut Handle, library: Handle) -> CUresult {
+    call_in_context(|| {
+        MODULES.with(library, |_| ())?;
+        put(module, library)
+    })
+}
+
+/// # Safety
+/// As [`cuModuleGetGlobal_v2`].
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuLibraryGetGlobal(
+    dptr: *mut CUdeviceptr,
+    bytes: *mut usize,
+    library: Handle,
+    name: *const c_char,
+) -> CUresult {
+    // SAFETY: passed on.
+    unsafe { cuModuleGetGlobal_v2(dptr, bytes, library, name) }
+}
+
+/// # Safety
+/// The out-pointer must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuKernelGetFunction(func: *mut Handle, kernel: Handle) -> CUresult {
+    call_in_context(|| {
+        FUNCTIONS.with(kernel, |_| ())?;
+        put(func, kernel)
+    })
+}
+
+/// # Safety
+/// The out-pointer must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuKernelGetAttribute(
+    value: *mut c_int,
+    attrib: c_int,
+    kernel: Handle,
+    _dev: c_int,
+) -> CUresult {
+    // SAFETY: passed on.
+    unsafe { cuFuncGetAttribute(value, attrib, kernel) }
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuKernelSetAttribute(
+    attrib: c_int,
+    value: c_int,
+    kernel: Handle,
+    _dev: c_int,
+) -> CUresult {
+    cuFuncSetAttribute(kernel, attrib, value)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuKernelSetCacheConfig(kernel: Handle, config: c_int, _dev: c_int) -> CUresult {
+    cuFuncSetCacheConfig(kernel, config)
+}
+
+/// # Safety
+/// The out-pointer must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuKernelGetName(name: *mut *const c_char, kernel: Handle) -> CUresult {
+    // SAFETY: passed on.
+    unsafe { cuFuncGetName(name, kernel) }
+}
+
+// ---- function attributes ----------------------------------------------------------------------
+
+/// The value of a function attribute (`CUfunction_attribute`).
+fn function_attribute(kernel: &Kernel, attrib: c_int) -> Result<c_int, CUresult> {
+    let a = kernel.attributes();
+    let clamp = |v: u64| v.min(c_int::MAX as u64) as c_int;
+    Ok(match attrib {
+        0 => a.max_threads_per_block as c_int, // MAX_THREADS_PER_BLOCK
+        1 => clamp(a.static_shared_bytes),     // SHARED_SIZE_BYTES
+        2 => clamp(a.const_bytes),             // CONST_SIZE_BYTES
+        3 => clamp(a.local_bytes),             // LOCAL_SIZE_BYTES
+        4 => a.registers as c_int,             // NUM_REGS
+        5 => a.ptx_version as c_int,           // PTX_VERSION
+        6 => 86,                               // BINARY_VERSION
+        7 => 0,                                // CACHE_MODE_CA
+        8 => clamp(99 * 1024 - a.static_shared_bytes.min(99 * 1024)), // MAX_DYNAMIC_SHARED_SIZE_BYTES
+        9 => -1,      // PREFERRED_SHARED_MEMORY_CARVEOUT
+        10..=15 => 0, // cluster attributes: none required
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    })
+}
+
+/// # Safety
+/// The out-pointer must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuFuncGetAttribute(
+    value: *mut c_int,
+    attrib: c_int,
+    func: Handle,
+) -> CUresult {
+    call_in_context(|| {
+        let v = FUNCTIONS.with(func, |(_, k)| function_attribute(k, attrib))??;
+        put(value, v)
+    })
+}
+
 /// Attributes are accepted (the limits they raise do not exist here).
 #[unsafe(no_mangle)]
-pub extern "C" fn cuFuncSetAttribute(func: Handle, _attrib: c_int, _value: c_int) -> CUresult {
-    call_in_context(|| FUNCTIONS.with(func, |_| ()))
+pub extern "C" fn cuFuncSetAttribute(func: Handle, attrib: c_int, _value: c_int) -> CUresult {
+    call_in_context(|| {
+        FUNCTIONS.with(func, |_| ())?;
+        match attrib {
+            8..=15 => Ok(()),
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    })
+}
+
+/// A cache preference: accepted (a CPU's caches take no orders).
+#[unsafe(no_mangle)]
+pub extern "C" fn cuFuncSetCacheConfig(func: Handle, config: c_int) -> CUresult {
+    call_in_context(|| {
+        FUNCTIONS.with(func, |_| ())?;
+        match config {
+            0..=3 => Ok(()),
+            _ => Err(CUDA_ERROR_INVALID_VALUE),
+        }
+    })
+}
+
+/// Kernel names, NUL-terminated, kept for the life of the process (CUDA's stay valid while
+/// the module is loaded).
+static NAMES: std::sync::Mutex<Vec<std::ffi::CString>> = std::sync::Mutex::new(Vec::new());
+
+/// # Safety
+/// The out-pointer must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuFuncGetName(name: *mut *const c_char, func: Handle) -> CUresult {
+    call_in_context(|| {
+        let n = FUNCTIONS.with(func, |(_, k)| k.name().to_string())?;
+        let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+        let i = match names.iter().position(|c| c.to_bytes() == n.as_bytes()) {
+            Some(i) => i,
+            None => {
+                names.push(std::ffi::CString::new(n).map_err(|_| CUDA_ERROR_INVALID_VALUE)?);
+                names.len() - 1
+            }
+        };
+        put(name, names[i].as_ptr())
+    })
+}
+
+/// # Safety
+/// The out-pointer must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuFuncGetModule(module: *mut Handle, func: Handle) -> CUresult {
+    call_in_context(|| put(module, FUNCTIONS.with(func, |(m, _)| *m)? as Handle))
 }

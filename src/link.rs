@@ -1,0 +1,180 @@
+//! Several PTX modules linked into one, as the driver's `cuLink*` does for PTX inputs: each
+//! `.extern` declaration that another input defines is dropped, a `.weak` definition gives way
+//! to a strong one, and a module-local name that another input also defines is renamed in its
+//! own input. The result is one module's PTX text, so a linked image loads like any other.
+//!
+//! Two strong definitions of one visible name are an error naming both inputs; an `.extern`
+//! that nothing defines stays a declaration, and loading the result reports it as the single
+//! module would.
+
+use std::collections::HashMap;
+
+use crate::error::{Diagnostic, Error, Result, Source};
+use crate::frontend::ast;
+use crate::frontend::lexer::{Tok, lex};
+use crate::frontend::parser;
+
+/// One input: the name its diagnostics use, and its PTX text.
+pub struct LinkInput<'a> {
+    pub name: &'a str,
+    pub text: &'a str,
+}
+
+struct Parsed {
+    source: std::sync::Arc<Source>,
+    module: ast::Module,
+}
+
+/// The PTX text of `inputs` linked into one module.
+pub fn link(inputs: &[LinkInput]) -> Result<String> {
+    let parsed = inputs
+        .iter()
+        .map(|i| {
+            let source = Source::new(i.name, i.text);
+            let module = parser::parse(&source)?;
+            Ok(Parsed { source, module })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let winners = visible_definitions(&parsed)?;
+    let mut out = header(&parsed);
+    let mut declared = std::collections::HashSet::new();
+    for (n, p) in parsed.iter().enumerate() {
+        let renames = local_renames(n, &parsed, &winners);
+        let defines_locally = |name: &str| {
+            p.module
+                .items
+                .iter()
+                .any(|i| i.name == name && i.defines && !i.visible)
+        };
+        for item in &p.module.items {
+            let name = renames.get(&item.name).unwrap_or(&item.name);
+            let keep = match (item.defines, item.visible) {
+                (true, false) => true,
+                (true, true) => winners[&item.name] == n,
+                // A declaration stands for its own module's local definition, or for a
+                // visible one when there is none (once).
+                (false, _) => {
+                    (defines_locally(&item.name) || winners.get(&item.name).is_none_or(|&w| w == n))
+                        && declared.insert(name.clone())
+                }
+            };
+            if keep {
+                let text = &p.source.text[item.text.start as usize..item.text.end as usize];
+                out.push_str(&renamed(text, &renames));
+                out.push('\n');
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// For each name that some input defines visibly, the input whose definition stands: a
+/// strong one over `.weak` ones, else the first.
+fn visible_definitions(parsed: &[Parsed]) -> Result<HashMap<String, usize>> {
+    let mut winners: HashMap<String, (usize, bool)> = HashMap::new();
+    for (n, p) in parsed.iter().enumerate() {
+        for item in p.module.items.iter().filter(|i| i.defines && i.visible) {
+            match winners.get(&item.name) {
+                None => {
+                    winners.insert(item.name.clone(), (n, item.weak));
+                }
+                Some(_) if item.weak => {}
+                Some(&(_, true)) => {
+                    winners.insert(item.name.clone(), (n, false));
+                }
+                Some(&(w, false)) => {
+                    let d = Diagnostic::new(
+                        &p.source,
+                        item.text,
+                        format!(
+                            "'{}' is defined here and in {}: a visible name may be defined once",
+                            item.name, parsed[w].source.name
+                        ),
+                    );
+                    return Err(Error::from(d));
+                }
+            }
+        }
+    }
+    Ok(winners.into_iter().map(|(k, (n, _))| (k, n)).collect())
+}
+
+/// The module-local names input `n` defines that a visible definition elsewhere, or a local
+/// one in an earlier input, also defines: each gets a name of its own.
+fn local_renames(
+    n: usize,
+    parsed: &[Parsed],
+    winners: &HashMap<String, usize>,
+) -> HashMap<String, String> {
+    let earlier_local = |name: &str| {
+        parsed[..n].iter().any(|p| {
+            p.module
+                .items
+                .iter()
+                .any(|i| i.name == name && i.defines && !i.visible)
+        })
+    };
+    parsed[n]
+        .module
+        .items
+        .iter()
+        .filter(|i| i.defines && !i.visible)
+        .filter(|i| winners.get(&i.name).is_some_and(|&w| w != n) || earlier_local(&i.name))
+        .map(|i| (i.name.clone(), format!("{}_link{n}", i.name)))
+        .collect()
+}
+
+/// `text` with each word in `renames` replaced.
+fn renamed(text: &str, renames: &HashMap<String, String>) -> String {
+    if renames.is_empty() {
+        return text.to_string();
+    }
+    let source = Source::new("", text);
+    let Ok(tokens) = lex(&source) else {
+        return text.to_string();
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for t in tokens {
+        if let Tok::Word(w) = &t.tok
+            && let Some(new) = renames.get(w)
+        {
+            out.push_str(&text[at..t.span.start as usize]);
+            out.push_str(new);
+            at = t.span.end as usize;
+        }
+    }
+    out.push_str(&text[at..]);
+    out
+}
+
+/// `.version`, `.target` and `.address_size` for the linked module: the newest version and
+/// the target of the input with the highest `sm_` number.
+fn header(parsed: &[Parsed]) -> String {
+    let version = parsed
+        .iter()
+        .filter_map(|p| p.module.version.as_deref())
+        .max_by_key(|v| version_key(v))
+        .unwrap_or("8.0");
+    let sm = |p: &Parsed| {
+        p.module
+            .target
+            .iter()
+            .filter_map(|t| t.strip_prefix("sm_"))
+            .map(|t| t.trim_end_matches(|c: char| c.is_ascii_alphabetic()))
+            .filter_map(|t| t.parse::<u32>().ok())
+            .max()
+            .unwrap_or(0)
+    };
+    let target = parsed
+        .iter()
+        .filter(|p| !p.module.target.is_empty())
+        .max_by_key(|p| sm(p))
+        .map_or_else(|| "sm_52".to_string(), |p| p.module.target.join(", "));
+    format!(".version {version}\n.target {target}\n.address_size 64\n\n")
+}
+
+fn version_key(v: &str) -> (u32, u32) {
+    let (major, minor) = v.split_once('.').unwrap_or((v, "0"));
+    (major.parse().unwrap_or(0), minor.parse().unwrap_or(0))
+}

@@ -1,0 +1,152 @@
+//! Linking PTX modules (`ptxjit::link`, the driver's `cuLink*`): an `.extern` that another
+//! input defines resolves to it, `.weak` gives way to a strong definition, module-local names
+//! never clash, and two strong definitions of one visible name are an error naming both.
+
+use ptxjit::{Arg, DeviceBuffer, LinkInput, Module, link};
+
+const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
+
+/// A kernel that stores `twice(21) + bias` through its parameter.
+fn caller() -> String {
+    format!(
+        "{HEADER}.extern .func (.param .b32 r) twice(.param .b32 x);\n\
+         .extern .global .align 4 .u32 bias;\n\
+         .func (.param .b32 r) helper()\n{{\n.reg .b32 %h;\nmov.u32 %h, 0;\nst.param.b32 [r], %h;\nret;\n}}\n\
+         .visible .entry k(.param .u64 out)\n{{\n.reg .b32 %r<5>;\n.reg .b64 %rd<2>;\n\
+         ld.param.u64 %rd1, [out];\nmov.u32 %r1, 21;\n\
+         {{ .param .b32 p; st.param.b32 [p], %r1; .param .b32 q; call.uni (q), twice, (p); ld.param.b32 %r2, [q]; }}\n\
+         {{ .param .b32 q; call.uni (q), helper, (); ld.param.b32 %r4, [q]; }}\n\
+         ld.global.u32 %r3, [bias];\nadd.u32 %r2, %r2, %r3;\nadd.u32 %r2, %r2, %r4;\n\
+         st.global.u32 [%rd1], %r2;\nret;\n}}\n"
+    )
+}
+
+/// Defines `twice` (`linkage` before it) and `bias`, and a local `helper` of its own that
+/// returns 1000 (the caller's returns 0).
+fn library(linkage: &str, factor: u32, bias: u32) -> String {
+    format!(
+        "{HEADER}.func (.param .b32 r) helper()\n{{\n.reg .b32 %h;\nmov.u32 %h, 1000;\nst.param.b32 [r], %h;\nret;\n}}\n\
+         {linkage} .func (.param .b32 r) twice(.param .b32 x)\n{{\n.reg .b32 %a<4>;\n\
+         {{ .param .b32 q; call.uni (q), helper, (); ld.param.b32 %a3, [q]; }}\n\
+         ld.param.b32 %a1, [x];\nmul.lo.u32 %a2, %a1, {factor};\nsub.u32 %a2, %a2, %a3;\nadd.u32 %a2, %a2, 1000;\n\
+         st.param.b32 [r], %a2;\nret;\n}}\n\
+         .visible .global .align 4 .u32 bias = {bias};\n"
+    )
+}
+
+fn run(text: &str) -> u32 {
+    let module = Module::from_ptx(text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    let out = DeviceBuffer::zeroed(4).unwrap();
+    module
+        .kernel("k")
+        .unwrap()
+        .launch(1, 1, &[Arg::buffer(&out)])
+        .unwrap();
+    out.to_vec::<u32>()[0]
+}
+
+#[test]
+fn an_extern_resolves_to_the_definition_in_another_input() {
+    let (a, b) = (caller(), library(".visible", 2, 100));
+    let text = link(&[
+        LinkInput {
+            name: "a.ptx",
+            text: &a,
+        },
+        LinkInput {
+            name: "b.ptx",
+            text: &b,
+        },
+    ])
+    .unwrap();
+    // 2 × 21 + 100, each module's `helper` its own.
+    assert_eq!(run(&text), 142);
+}
+
+#[test]
+fn the_order_of_the_inputs_does_not_matter() {
+    let (a, b) = (caller(), library(".visible", 2, 100));
+    let text = link(&[
+        LinkInput {
+            name: "b.ptx",
+            text: &b,
+        },
+        LinkInput {
+            name: "a.ptx",
+            text: &a,
+        },
+    ])
+    .unwrap();
+    assert_eq!(run(&text), 142);
+}
+
+#[test]
+fn a_weak_definition_gives_way_to_a_strong_one() {
+    let a = caller();
+    let (weak, strong) = (library(".weak", 3, 7), library(".visible", 2, 100));
+    let inputs = |w: &str, s: &str| {
+        let i = [
+            LinkInput {
+                name: "a.ptx",
+                text: &a,
+            },
+            LinkInput {
+                name: "weak.ptx",
+                text: w,
+            },
+            LinkInput {
+                name: "strong.ptx",
+                text: s,
+            },
+        ];
+        link(&i)
+    };
+    // `bias` is strong in both libraries: only `twice` may differ. Make the weak one's bias
+    // weak too by linking just the function of each.
+    let weak_twice = weak.replace(".visible .global .align 4 .u32 bias = 7;\n", "");
+    assert_eq!(run(&inputs(&weak_twice, &strong).unwrap()), 142);
+}
+
+#[test]
+fn two_strong_definitions_of_a_visible_name_are_an_error_naming_both() {
+    let (a, b, c) = (
+        caller(),
+        library(".visible", 2, 100),
+        library(".visible", 3, 100),
+    );
+    let e = link(&[
+        LinkInput {
+            name: "a.ptx",
+            text: &a,
+        },
+        LinkInput {
+            name: "b.ptx",
+            text: &b,
+        },
+        LinkInput {
+            name: "c.ptx",
+            text: &c,
+        },
+    ])
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("c.ptx") && e.contains("b.ptx") && e.contains("'twice'"),
+        "{e}"
+    );
+}
+
+#[test]
+fn an_extern_nothing_defines_is_reported_when_the_result_loads() {
+    let a = caller();
+    let text = link(&[LinkInput {
+        name: "a.ptx",
+        text: &a,
+    }])
+    .unwrap();
+    let e = Module::from_ptx(&text)
+        .err()
+        .expect("an undefined extern")
+        .to_string();
+    assert!(e.contains("bias"), "{e}");
+}
