@@ -302,8 +302,9 @@ impl Kernel {
     pub fn attributes(&self) -> KernelAttributes {
         let f = self.decl();
         let m = &self.module.checked;
-        let bytes = |vars: &mut dyn Iterator<Item = &checked::Var>, space| {
-            vars.filter(|v| v.space == space)
+        let bytes = |vars: &[checked::Var], space| {
+            vars.iter()
+                .filter(|v| v.space == space)
                 .map(|v| v.size)
                 .sum::<u64>()
         };
@@ -314,8 +315,8 @@ impl Kernel {
         KernelAttributes {
             max_threads_per_block: max_threads,
             static_shared_bytes: self.module.compiled.static_shared_bytes as u64,
-            const_bytes: bytes(&mut m.globals.iter(), StateSpace::Const),
-            local_bytes: bytes(&mut f.vars.iter(), StateSpace::Local),
+            const_bytes: bytes(&m.globals, StateSpace::Const),
+            local_bytes: bytes(&f.vars, StateSpace::Local),
             // PTX's virtual registers, as many as a GPU thread may hold at most.
             registers: (f.regs.len() as u32).clamp(1, 255),
             ptx_version: ptx_version(&m.source.text),

@@ -45,20 +45,19 @@ fn run(text: &str) -> u32 {
     out.to_vec::<u32>()[0]
 }
 
+/// `ptxjit::link` of the named texts, in order.
+fn link_named(named: &[(&str, &str)]) -> ptxjit::Result<String> {
+    let inputs: Vec<LinkInput> = named
+        .iter()
+        .map(|&(name, text)| LinkInput { name, text })
+        .collect();
+    link(&inputs)
+}
+
 #[test]
 fn an_extern_resolves_to_the_definition_in_another_input() {
     let (a, b) = (caller(), library(".visible", 2, 100));
-    let text = link(&[
-        LinkInput {
-            name: "a.ptx",
-            text: &a,
-        },
-        LinkInput {
-            name: "b.ptx",
-            text: &b,
-        },
-    ])
-    .unwrap();
+    let text = link_named(&[("a.ptx", &a), ("b.ptx", &b)]).unwrap();
     // 2 × 21 + 100, each module's `helper` its own.
     assert_eq!(run(&text), 142);
 }
@@ -66,45 +65,17 @@ fn an_extern_resolves_to_the_definition_in_another_input() {
 #[test]
 fn the_order_of_the_inputs_does_not_matter() {
     let (a, b) = (caller(), library(".visible", 2, 100));
-    let text = link(&[
-        LinkInput {
-            name: "b.ptx",
-            text: &b,
-        },
-        LinkInput {
-            name: "a.ptx",
-            text: &a,
-        },
-    ])
-    .unwrap();
+    let text = link_named(&[("b.ptx", &b), ("a.ptx", &a)]).unwrap();
     assert_eq!(run(&text), 142);
 }
 
 #[test]
 fn a_weak_definition_gives_way_to_a_strong_one() {
-    let a = caller();
-    let (weak, strong) = (library(".weak", 3, 7), library(".visible", 2, 100));
-    let inputs = |w: &str, s: &str| {
-        let i = [
-            LinkInput {
-                name: "a.ptx",
-                text: &a,
-            },
-            LinkInput {
-                name: "weak.ptx",
-                text: w,
-            },
-            LinkInput {
-                name: "strong.ptx",
-                text: s,
-            },
-        ];
-        link(&i)
-    };
-    // `bias` is strong in both libraries: only `twice` may differ. Make the weak one's bias
-    // weak too by linking just the function of each.
-    let weak_twice = weak.replace(".visible .global .align 4 .u32 bias = 7;\n", "");
-    assert_eq!(run(&inputs(&weak_twice, &strong).unwrap()), 142);
+    let (a, strong) = (caller(), library(".visible", 2, 100));
+    // The weak library's `twice` triples; it defines no `bias` (that one is strong in both).
+    let weak = library(".weak", 3, 7).replace(".visible .global .align 4 .u32 bias = 7;\n", "");
+    let text = link_named(&[("a.ptx", &a), ("weak.ptx", &weak), ("strong.ptx", &strong)]);
+    assert_eq!(run(&text.unwrap()), 142);
 }
 
 #[test]
@@ -114,22 +85,9 @@ fn two_strong_definitions_of_a_visible_name_are_an_error_naming_both() {
         library(".visible", 2, 100),
         library(".visible", 3, 100),
     );
-    let e = link(&[
-        LinkInput {
-            name: "a.ptx",
-            text: &a,
-        },
-        LinkInput {
-            name: "b.ptx",
-            text: &b,
-        },
-        LinkInput {
-            name: "c.ptx",
-            text: &c,
-        },
-    ])
-    .unwrap_err()
-    .to_string();
+    let e = link_named(&[("a.ptx", &a), ("b.ptx", &b), ("c.ptx", &c)])
+        .unwrap_err()
+        .to_string();
     assert!(
         e.contains("c.ptx") && e.contains("b.ptx") && e.contains("'twice'"),
         "{e}"
@@ -139,11 +97,7 @@ fn two_strong_definitions_of_a_visible_name_are_an_error_naming_both() {
 #[test]
 fn an_extern_nothing_defines_is_reported_when_the_result_loads() {
     let a = caller();
-    let text = link(&[LinkInput {
-        name: "a.ptx",
-        text: &a,
-    }])
-    .unwrap();
+    let text = link_named(&[("a.ptx", &a)]).unwrap();
     let e = Module::from_ptx(&text)
         .err()
         .expect("an undefined extern")

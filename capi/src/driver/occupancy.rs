@@ -109,7 +109,7 @@ pub unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize(
         }
         .min(MAX_THREADS_PER_BLOCK);
         let mut best = (0u64, 0u64, 0u64); // (resident threads, block size, blocks per SM)
-        let mut size = limit.next_multiple_of(32).min(limit.max(32));
+        let mut size = limit;
         while size > 0 {
             let dynamic = match to_shared {
                 // SAFETY: the caller's function of a block size.
