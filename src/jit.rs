@@ -207,6 +207,24 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
             vec![types::I32],
         ),
         (
+            "ptxjit_vprintf",
+            helpers::vprintf as *const u8,
+            vec![types::I64; 4],
+            vec![types::I32],
+        ),
+        (
+            "ptxjit_malloc",
+            helpers::malloc as *const u8,
+            vec![types::I64],
+            vec![types::I64],
+        ),
+        (
+            "ptxjit_free",
+            helpers::free as *const u8,
+            vec![types::I64],
+            vec![types::I8],
+        ),
+        (
             "ptxjit_clock_ns",
             helpers::clock_ns as *const u8,
             vec![],
@@ -308,6 +326,19 @@ mod helpers {
         use crate::semantics::video::{Video, video};
         video(&Video::from_bits(code), a, b, c)
     }
+    /// CUDA's device `printf` (`crate::printf::vprintf`).
+    pub extern "C" fn vprintf(format: u64, args: u64, args_len: u64, fault: u64) -> i32 {
+        // SAFETY: the compiled code passes the rest of the arguments' window and a slot.
+        unsafe { crate::printf::vprintf(format, args, args_len, fault as *mut u64) }
+    }
+    /// Device `malloc` and `free` (`crate::device_heap`); `free` returns 1 for a pointer it
+    /// cannot free.
+    pub extern "C" fn malloc(size: u64) -> u64 {
+        crate::device_heap::malloc(size)
+    }
+    pub extern "C" fn free(ptr: u64) -> u8 {
+        crate::device_heap::free(ptr).is_err() as u8
+    }
     pub extern "C" fn clock_ns() -> i64 {
         use std::sync::OnceLock;
         use std::time::Instant;
@@ -336,8 +367,12 @@ pub struct CompiledModule {
     env: Env,
     opts: CompileOptions,
     pub kernels: HashMap<String, CompiledKernel>,
-    /// Static shared memory every block gets (module and function `.shared` variables).
+    /// Static shared memory every block gets (module and function `.shared` variables),
+    /// rounded up to where the dynamic part starts.
     pub static_shared_bytes: u32,
+    /// The end of the last static `.shared` variable: what a GPU reports as the kernel's
+    /// static shared memory.
+    pub static_shared_used: u32,
     /// Cranelift IR text per function name, when `keep_clif` was set.
     pub clif: Vec<(String, String)>,
     /// Where compile time went (parse/check is measured by the caller).
@@ -495,6 +530,7 @@ pub fn place_variables(
         global_shared_offsets,
         local_shared_offsets,
         dynamic_shared_offset: dynamic_shared_offset as u32,
+        static_shared_end: shared_end as u32,
     };
     Ok((env, data))
 }
@@ -531,6 +567,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         jit: Some(jit),
         tiers: Mutex::new(Vec::new()),
         static_shared_bytes: env.dynamic_shared_offset,
+        static_shared_used: env.static_shared_end,
         env,
         opts: *opts,
         kernels,

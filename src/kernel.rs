@@ -314,7 +314,7 @@ impl Kernel {
         };
         KernelAttributes {
             max_threads_per_block: max_threads,
-            static_shared_bytes: self.module.compiled.static_shared_bytes as u64,
+            static_shared_bytes: self.module.compiled.static_shared_used as u64,
             const_bytes: bytes(&m.globals, StateSpace::Const),
             local_bytes: bytes(&f.vars, StateSpace::Local),
             // PTX's virtual registers, as many as a GPU thread may hold at most.

@@ -14,6 +14,7 @@
 
 pub mod bench;
 pub mod cli;
+pub mod device_heap;
 pub mod error;
 pub mod frontend;
 pub mod interp;
@@ -24,6 +25,7 @@ pub mod lower;
 pub mod mbarrier;
 pub mod mma;
 pub mod native;
+pub mod printf;
 pub mod semantics;
 pub mod stats;
 pub mod swizzle;

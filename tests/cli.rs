@@ -375,3 +375,44 @@ fn run_launches_clusters_with_the_cluster_flag() {
         "{stderr}"
     );
 }
+
+#[test]
+fn device_printf_prints_each_call_whole_on_standard_output() {
+    // tests/fixtures/printf.ptx: nvcc 13 -arch=sm_80 of
+    //   printf("thread %d of %u: x=%.3f %s big=%lld hex=%#06x char=%c%%\n", t, blockDim.x,
+    //          x[t], names[t & 1], big + t, t * 255, 'A' + t);
+    let dir = std::env::temp_dir().join(format!("ptxjit-printf-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let x = dir.join("x.bin");
+    let values: Vec<u8> = [1.5f32, -2.25, 3.125, 0.0]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    std::fs::write(&x, values).unwrap();
+    let x = format!("file:{}", x.display());
+    let (ok, stdout, stderr) = ptxjit(&[
+        "run",
+        "tests/fixtures/printf.ptx",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--arg",
+        &x,
+        "--arg",
+        "u64:1000000000000",
+    ]);
+    assert!(ok, "{stderr}");
+    let mut lines: Vec<&str> = stdout.lines().collect();
+    lines.sort();
+    assert_eq!(
+        lines,
+        [
+            "thread 0 of 4: x=1.500 even big=1000000000000 hex=000000 char=A%",
+            "thread 1 of 4: x=-2.250 odd big=1000000000001 hex=0x00ff char=B%",
+            "thread 2 of 4: x=3.125 even big=1000000000002 hex=0x01fe char=C%",
+            "thread 3 of 4: x=0.000 odd big=1000000000003 hex=0x02fd char=D%",
+        ]
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -333,3 +333,25 @@ fn a_called_function_cannot_reach_past_its_callers_locals() {
     let errors = launch_errors(&callee_touches_callers_local(4096), 1, &[Arg::buffer(&out)]);
     assert_all(&errors, &["illegal address", "4-byte load"]);
 }
+
+#[test]
+fn printf_of_a_string_outside_device_memory_is_an_illegal_address() {
+    let ptx = kernel_ptx(
+        "",
+        ".local .align 8 .b8 args[8];\n.reg .b64 %SP;\n\
+         mov.u64 %rd1, 0x10;\nst.local.u64 [args], %rd1;\n\
+         mov.u64 %SP, args;\ncvta.local.u64 %rd2, %SP;\nmov.u64 %rd3, fmt;\ncvta.global.u64 %rd3, %rd3;\n\
+         { .param .b64 f; .param .b64 a; .param .b32 r; st.param.b64 [f], %rd3; st.param.b64 [a], %rd2;\n\
+         call.uni (r), vprintf, (f, a); }",
+    )
+    .replacen(
+        ".visible .entry",
+        ".global .align 1 .b8 fmt[3] = {37, 115, 0};\n\
+         .extern .func (.param .b32 r) vprintf (.param .b64 f, .param .b64 a);\n.visible .entry",
+        1,
+    );
+    assert_all(
+        &launch_errors(&ptx, 1, &[]),
+        &["illegal address 0x10", "call.uni (r), vprintf"],
+    );
+}

@@ -307,6 +307,32 @@ fn module_variables_global_const_and_shared() {
 }
 
 #[test]
+fn isspacep_tells_each_generic_address_its_window() {
+    // Rows: a generic address of global, shared and local memory; columns: isspacep.global,
+    // .shared, .local (bits 0, 1, 2 of each word).
+    let test = |reg: &str, out: &str| {
+        format!(
+            "isspacep.global %p1, {reg};\nisspacep.shared %p2, {reg};\nisspacep.local %p3, {reg};\n\
+             selp.u64 {out}, 1, 0, %p1;\nselp.u64 %rd15, 2, 0, %p2;\nor.b64 {out}, {out}, %rd15;\n\
+             selp.u64 %rd15, 4, 0, %p3;\nor.b64 {out}, {out}, %rd15;\n"
+        )
+    };
+    let got = run_body(
+        ".shared .align 8 .b8 smem[16];",
+        &(String::from(
+            ".local .align 8 .b8 depot[16];\n\
+             mov.u64 %rd4, %out;\nmov.u64 %rd5, smem;\ncvta.shared.u64 %rd5, %rd5;\n\
+             mov.u64 %rd6, depot;\ncvta.local.u64 %rd6, %rd6;\n",
+        ) + &test("%rd4", "%rd1")
+            + &test("%rd5", "%rd2")
+            + &test("%rd6", "%rd3")
+            + &store64(&["%rd1", "%rd2", "%rd3"])),
+        3,
+    );
+    assert_eq!(got, vec![1, 2, 4]);
+}
+
+#[test]
 fn f32_nan_results_are_canonical_and_min_max_follow_ptx() {
     let got = run_body(
         "",
@@ -610,4 +636,17 @@ fn griddepcontrol_is_satisfied_at_once_as_launches_run_in_order() {
         1,
     );
     assert_eq!(got, [5]);
+}
+
+#[test]
+fn a_kernels_static_shared_size_ends_at_its_last_variable_as_a_gpu_reports_it() {
+    // a: bytes 0..10; b, aligned to 8: bytes 16..46 (blocks still get 48: the dynamic part
+    // starts 16-aligned).
+    let ptx = format!(
+        "{HEADER}.visible .entry k()\n{{\n.shared .align 4 .b8 a[10];\n.shared .align 8 .b8 b[30];\n\
+         .reg .b32 %r;\nmov.u32 %r, a;\nst.shared.u32 [%r], 1;\nmov.u32 %r, b;\nst.shared.u32 [%r], 1;\nret;\n}}\n"
+    );
+    let module = Module::from_ptx(&ptx).unwrap();
+    let attributes = module.kernel("k").unwrap().attributes();
+    assert_eq!(attributes.static_shared_bytes, 46);
 }

@@ -295,6 +295,18 @@ fn a_pointer_to_no_function_the_prototype_admits_ends_the_launch_at_the_call() {
 }
 
 #[test]
+fn a_prototype_admits_no_kernel_even_of_the_same_parameters() {
+    // `k(.param .u64)` has the prototype's parameters; a kernel is never a callee (numba's
+    // NRT module has such a pair).
+    let ptx = kernel(
+        ".func sink(.param .u64 x)\n{\nret;\n}\n",
+        ".reg .b64 fp;\nmov.u64 fp, sink;\n{\n.param .u64 a;\nst.param.u64 [a], 1;\n\
+         which: .callprototype _ (.param .u64 _);\ncall fp, (a), which;\n}\nst.global.u32 [%out], 7;",
+    );
+    assert_eq!(run(&ptx, 1), [7]);
+}
+
+#[test]
 fn an_indirect_call_names_a_declared_prototype_or_target_list() {
     let e = check_error(&indirect("which: .calltargets dbl, nothing;", "dbl"));
     assert!(

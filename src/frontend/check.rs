@@ -264,8 +264,10 @@ struct Signature {
 }
 
 impl Signature {
+    /// A kernel is never a callee: only a defined `.func` matches a prototype.
     fn of(f: &ast::Function) -> Signature {
-        Signature::declared(&f.returns, &f.params, f.body.is_some())
+        let callable = f.body.is_some() && f.kind == ast::FunctionKind::Func;
+        Signature::declared(&f.returns, &f.params, callable)
     }
 
     fn declared(returns: &[ast::ParamDecl], params: &[ast::ParamDecl], defined: bool) -> Self {

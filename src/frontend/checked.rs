@@ -534,6 +534,8 @@ pub enum Op {
         space: StateSpace,
         ty: PtxType,
     },
+    /// `isspacep.space`: whether a generic address lies in the space's window.
+    Isspacep(StateSpace),
     Cvt {
         dst: PtxType,
         src: PtxType,

@@ -80,7 +80,19 @@ impl Translator<'_, '_> {
         if !self.confined {
             return;
         }
-        let inside = match space {
+        let inside = self.in_space(addr, space, width);
+        // One branch for both rules; the cold path tells them apart.
+        let low = self.b.ins().band_imm_u(addr, align as i64 - 1);
+        let aligned = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
+        let ok = self.b.ins().band(inside, aligned);
+        let bad = self.b.ins().bxor_imm_u(ok, 1);
+        self.fault_with(bad, addr, space, width, is_store, Why::InsideOrNot(inside));
+    }
+
+    /// Whether `[addr, addr + width)` (host addresses) lies in `space`'s memory, as an i8
+    /// 0/1: the test of confinement, and of `isspacep`.
+    pub(super) fn in_space(&mut self, addr: Value, space: StateSpace, width: u32) -> Value {
+        match space {
             StateSpace::Global | StateSpace::Const => self.in_device_memory(addr, width),
             StateSpace::Shared => self.in_shared_memory(addr, width),
             StateSpace::SharedCluster => self.in_cluster_shared(addr, width),
@@ -115,13 +127,7 @@ impl Translator<'_, '_> {
                 self.b.switch_to_block(done);
                 self.b.block_params(done)[0]
             }
-        };
-        // One branch for both rules; the cold path tells them apart.
-        let low = self.b.ins().band_imm_u(addr, align as i64 - 1);
-        let aligned = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
-        let ok = self.b.ins().band(inside, aligned);
-        let bad = self.b.ins().bxor_imm_u(ok, 1);
-        self.fault_with(bad, addr, space, width, is_store, Why::InsideOrNot(inside));
+        }
     }
 
     /// `ldmatrix`: lanes below 8 × `matrices` give the address (in `space`: shared or
@@ -205,6 +211,46 @@ impl Translator<'_, '_> {
             .load(types::I64, MemFlagsData::trusted(), entry, 0);
         let last = self.b.ins().iadd_imm_s(off, width as i64);
         self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, last, end)
+    }
+
+    /// Bytes from `addr` to the end of the device allocation or this function's `.local`
+    /// window it lies in; 0 outside both.
+    pub(super) fn window_rest(&mut self, addr: Value) -> Value {
+        let arena = ptxjit_runtime::arena();
+        let off = self
+            .b
+            .ins()
+            .iadd_imm_s(addr, (arena.base as i64).wrapping_neg());
+        let last_byte = self.b.ins().iconst(types::I64, arena.size as i64 - 1);
+        let clamped = self.b.ins().umin(off, last_byte);
+        let slot = self
+            .b
+            .ins()
+            .ushr_imm_u(clamped, ptxjit_runtime::SLOT_SHIFT as i64);
+        let entry = self.b.ins().ishl_imm_u(slot, 3);
+        let entry = self.b.ins().iadd_imm_s(entry, arena.table as i64);
+        let end = self
+            .b
+            .ins()
+            .load(types::I64, MemFlagsData::trusted(), entry, 0);
+        let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, off, end);
+        let rest = self.b.ins().isub(end, off);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let device = self.b.ins().select(inside, rest, zero);
+        let Some((lo, len)) = self.own_local_window() else {
+            return device;
+        };
+        let inside = self.in_window(addr, 1, lo, len);
+        let end = self.b.ins().iadd(lo, len);
+        let rest = self.b.ins().isub(end, addr);
+        self.b.ins().select(inside, rest, device)
+    }
+
+    /// Ends the launch with an illegal address (a read of one byte at `address`) when `cond`
+    /// holds: a runtime helper could not read it.
+    pub(super) fn unreadable(&mut self, cond: Value, address: Value) {
+        let why = Why::Always(Status::ILLEGAL_ADDRESS);
+        self.fault_with(cond, address, StateSpace::Generic, 1, false, why);
     }
 
     /// Whether `[addr, addr + width)` lies in `[lo, lo + len)`.

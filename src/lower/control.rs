@@ -69,6 +69,11 @@ impl Translator<'_, '_> {
 
     fn call_direct(&mut self, rets: &[Arg], func: FuncId, params: &[Arg]) -> LResult {
         let callee = &self.module.functions[func];
+        if callee.body.is_none()
+            && let Some(done) = self.runtime_call(rets, func, params)
+        {
+            return done;
+        }
         if callee.body.is_none() {
             return Err(self.err(format!(
                 "call of '{}', which is declared but not defined",
@@ -152,7 +157,7 @@ impl Translator<'_, '_> {
         callee.name == "__assertfail" && callee.body.is_none() && callee.params.len() == 5
     }
 
-    fn param_slot(&mut self, arg: &Arg, decl: &Param, is_input: bool) -> LResult<Value> {
+    pub(super) fn param_slot(&mut self, arg: &Arg, decl: &Param, is_input: bool) -> LResult<Value> {
         match arg {
             Arg::SymbolAddr(sym, 0) => self.symbol_host_address(*sym),
             Arg::Reg(_) | Arg::Imm(_) | Arg::Vector(_) => {

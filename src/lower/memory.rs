@@ -86,4 +86,12 @@ impl Translator<'_, '_> {
         };
         self.write(&a[0], r, ty)
     }
+
+    /// `isspacep.space p, a`: whether the generic address `a` lies in `space`'s window (one
+    /// byte of it; the same test confinement makes, whether or not the module is confined).
+    pub fn isspacep(&mut self, space: StateSpace, a: &[Arg]) -> LResult {
+        let v = self.read(&a[1], PtxType::U64)?;
+        let inside = self.in_space(v, space, 1);
+        self.write(&a[0], inside, PtxType::Pred)
+    }
 }

@@ -44,6 +44,7 @@ mod mbarrier;
 mod memory;
 mod narrow;
 mod operands;
+mod runtime_calls;
 pub mod softfloat;
 pub mod sync;
 mod tensor;
@@ -74,6 +75,8 @@ pub struct Env {
     pub local_shared_offsets: HashMap<(FuncId, usize), u32>,
     /// Where dynamic (`.extern .shared`) memory starts.
     pub dynamic_shared_offset: u32,
+    /// The end of the last static `.shared` variable (`dynamic_shared_offset` before rounding).
+    pub static_shared_end: u32,
 }
 
 /// What a translation does beyond the instructions' meaning.
@@ -754,6 +757,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 space,
                 ty,
             } => self.cvta(to_generic, space, ty, a)?,
+            Op::Isspacep(space) => self.isspacep(space, a)?,
             Op::Cvt { dst, src, mods } => self.cvt(dst, src, mods, a)?,
             Op::CvtNarrow(form) => self.cvt_narrow(form, a)?,
             Op::Int { op, ty } => self.int(op, ty, a)?,

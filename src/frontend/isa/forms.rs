@@ -370,6 +370,8 @@ pub const FORMS: &[Form] = forms![
         "Data Movement and Conversion Instructions: cvta", |m| cvta(true, m);
     "cvta.to.space.size p, a", CVTA_SETS,
         "Data Movement and Conversion Instructions: cvta", |m| cvta(false, m);
+    "isspacep.space p, a", ".space = { .const, .global, .local, .shared{::cta}, .shared{::cluster}, .param{::entry} }",
+        "Data Movement and Conversion Instructions: isspacep", |m| Op::Isspacep(space(m.word(".space")));
     "cvt{.irnd}{.ftz}{.sat}.dtype.atype d, a", CVT_SETS,
         "Data Movement and Conversion Instructions: cvt", |m| cvt(m);
     "cvt{.frnd}{.ftz}{.sat}.dtype.atype d, a", CVT_SETS,
@@ -759,6 +761,7 @@ const LD_SETS: &str = ".ss = { .const, .global, .local, .param{::entry}, .param{
 const LD_NC_SETS: &str = ".vec = { .v2, .v4, .v8 };
     .type = { .b8, .b16, .b32, .b64, .b128, .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .f32, .f64 }";
 const ST_SETS: &str = ".ss = { .global, .local, .param{::func}, .shared{::cta}, .shared{::cluster} };
+    .cop = { .wb, .cg, .cs, .wt };
     .vec = { .v2, .v4, .v8 };
     .type = { .b8, .b16, .b32, .b64, .b128, .u8, .u16, .u32, .u64, .s8, .s16, .s32, .s64, .f32, .f64 }";
 const CP_ASYNC_SETS: &str = ".ss = { .shared{::cta} }";

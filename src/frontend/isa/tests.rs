@@ -29,6 +29,29 @@ fn unsupported_names_the_closest_form_and_its_section() {
 }
 
 #[test]
+fn loads_and_stores_take_their_own_cache_operators() {
+    for store in [
+        "st.global.wb.b32",
+        "st.global.wt.b32",
+        "st.global.cs.b32",
+        "st.global.cg.b32",
+    ] {
+        assert!(decode(store).is_ok(), "{store}");
+    }
+    for load in ["ld.global.ca.b32", "ld.global.lu.b32", "ld.global.cv.b32"] {
+        assert!(decode(load).is_ok(), "{load}");
+    }
+    assert!(
+        decode("st.global.ca.b32").is_err(),
+        "ld's .ca is no store operator"
+    );
+    assert!(
+        decode("ld.global.wt.b32").is_err(),
+        "st's .wt is no load operator"
+    );
+}
+
+#[test]
 fn every_combination_a_line_allows_decodes() {
     for line in &table().lines {
         let mut decoded = 0;
