@@ -505,9 +505,11 @@ pub unsafe extern "C" fn cuCtxGetApiVersion(ctx: Handle, version: *mut c_uint) -
 }
 
 /// Context limits (`CUlimit`): stack size, printf FIFO, malloc heap, device-runtime depth
-/// and pending launches, L2 fetch granularity, persisting L2 size. Kept as set; the limits
-/// they name do not bind a CPU device.
+/// and pending launches, L2 fetch granularity, persisting L2 size. The malloc heap's is the
+/// device heap's (`ptxjit::device_heap`); the others are kept as set: what they name does
+/// not bind a CPU device.
 static LIMITS: Mutex<[usize; 7]> = Mutex::new([1024, 1 << 20, 8 << 20, 2, 2048, 64, 0]);
+const CU_LIMIT_MALLOC_HEAP_SIZE: c_int = 2;
 
 #[unsafe(no_mangle)]
 pub extern "C" fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult {
@@ -516,6 +518,10 @@ pub extern "C" fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult {
         let slot = limits
             .get_mut(limit as usize)
             .ok_or(CUDA_ERROR_UNSUPPORTED_LIMIT)?;
+        // The heap's size is fixed once a kernel has allocated from it.
+        if limit == CU_LIMIT_MALLOC_HEAP_SIZE && !ptxjit::device_heap::set_limit(value as u64) {
+            return Err(CUDA_ERROR_INVALID_VALUE);
+        }
         *slot = value;
         Ok(())
     })
@@ -527,12 +533,14 @@ pub extern "C" fn cuCtxSetLimit(limit: c_int, value: usize) -> CUresult {
 pub unsafe extern "C" fn cuCtxGetLimit(value: *mut usize, limit: c_int) -> CUresult {
     call_in_context(|| {
         let limits = LIMITS.lock().unwrap_or_else(|e| e.into_inner());
-        put(
-            value,
-            *limits
-                .get(limit as usize)
-                .ok_or(CUDA_ERROR_UNSUPPORTED_LIMIT)?,
-        )
+        let v = *limits
+            .get(limit as usize)
+            .ok_or(CUDA_ERROR_UNSUPPORTED_LIMIT)?;
+        let v = match limit {
+            CU_LIMIT_MALLOC_HEAP_SIZE => ptxjit::device_heap::limit() as usize,
+            _ => v,
+        };
+        put(value, v)
     })
 }
 

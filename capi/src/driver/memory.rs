@@ -680,3 +680,47 @@ pub extern "C" fn cuMemsetD16_v2(dst: CUdeviceptr, value: c_ushort, n: usize) ->
 pub extern "C" fn cuMemsetD32_v2(dst: CUdeviceptr, value: c_uint, n: usize) -> CUresult {
     call_in_context(|| fill(dst, value, n))
 }
+
+/// `CUipcMemHandle`/`CUipcEventHandle`: 64 opaque bytes, passed by value.
+#[repr(C)]
+pub struct IpcHandle([u8; 64]);
+
+/// Sharing memory and events between processes (IPC) is not supported: each process's
+/// device memory is its own.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuIpcGetMemHandle(_handle: *mut IpcHandle, _ptr: CUdeviceptr) -> CUresult {
+    call_in_context(|| Err(CUDA_ERROR_NOT_SUPPORTED))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuIpcOpenMemHandle(
+    _ptr: *mut CUdeviceptr,
+    _handle: IpcHandle,
+    _flags: c_uint,
+) -> CUresult {
+    call_in_context(|| Err(CUDA_ERROR_NOT_SUPPORTED))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuIpcOpenMemHandle_v2(
+    ptr: *mut CUdeviceptr,
+    handle: IpcHandle,
+    flags: c_uint,
+) -> CUresult {
+    cuIpcOpenMemHandle(ptr, handle, flags)
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuIpcCloseMemHandle(_ptr: CUdeviceptr) -> CUresult {
+    call_in_context(|| Err(CUDA_ERROR_NOT_SUPPORTED))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuIpcGetEventHandle(_handle: *mut IpcHandle, _event: Handle) -> CUresult {
+    call_in_context(|| Err(CUDA_ERROR_NOT_SUPPORTED))
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuIpcOpenEventHandle(_event: *mut Handle, _handle: IpcHandle) -> CUresult {
+    call_in_context(|| Err(CUDA_ERROR_NOT_SUPPORTED))
+}

@@ -135,6 +135,33 @@ pub extern "C" fn cuStreamQuery(h: Handle) -> CUresult {
     call_in_context(|| check(h))
 }
 
+/// No stream is ever capturing: capture into CUDA graphs is not supported.
+///
+/// # Safety
+/// The out-pointer must be writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn cuStreamIsCapturing(h: Handle, status: *mut c_int) -> CUresult {
+    const CU_STREAM_CAPTURE_STATUS_NONE: c_int = 0;
+    call_in_context(|| {
+        check(h)?;
+        put(status, CU_STREAM_CAPTURE_STATUS_NONE)
+    })
+}
+
+/// CUDA graphs (stream capture) are not supported: the work would run as it is issued.
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamBeginCapture(h: Handle) -> CUresult {
+    call_in_context(|| {
+        check(h)?;
+        Err(CUDA_ERROR_NOT_SUPPORTED)
+    })
+}
+
+#[unsafe(no_mangle)]
+pub extern "C" fn cuStreamBeginCapture_v2(h: Handle, _mode: c_int) -> CUresult {
+    cuStreamBeginCapture(h)
+}
+
 #[unsafe(no_mangle)]
 pub extern "C" fn cuStreamDestroy_v2(h: Handle) -> CUresult {
     call_in_context(|| {
