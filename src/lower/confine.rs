@@ -191,6 +191,14 @@ impl Translator<'_, '_> {
     /// Whether `[addr, addr + width)` lies in one live device allocation (as an i8 0/1): the
     /// test of `Arena::contains`, without a branch.
     fn in_device_memory(&mut self, addr: Value, width: u32) -> Value {
+        let (off, end) = self.allocation_end(addr);
+        let last = self.b.ins().iadd_imm_s(off, width as i64);
+        self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, last, end)
+    }
+
+    /// `addr`'s offset in the arena (clamped to its last byte, whose slot is never allocated)
+    /// and the end offset of the allocation its slot belongs to (0: none).
+    fn allocation_end(&mut self, addr: Value) -> (Value, Value) {
         let arena = ptxjit_runtime::arena();
         let off = self
             .b
@@ -209,30 +217,13 @@ impl Translator<'_, '_> {
             .b
             .ins()
             .load(types::I64, MemFlagsData::trusted(), entry, 0);
-        let last = self.b.ins().iadd_imm_s(off, width as i64);
-        self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, last, end)
+        (off, end)
     }
 
     /// Bytes from `addr` to the end of the device allocation or this function's `.local`
     /// window it lies in; 0 outside both.
     pub(super) fn window_rest(&mut self, addr: Value) -> Value {
-        let arena = ptxjit_runtime::arena();
-        let off = self
-            .b
-            .ins()
-            .iadd_imm_s(addr, (arena.base as i64).wrapping_neg());
-        let last_byte = self.b.ins().iconst(types::I64, arena.size as i64 - 1);
-        let clamped = self.b.ins().umin(off, last_byte);
-        let slot = self
-            .b
-            .ins()
-            .ushr_imm_u(clamped, ptxjit_runtime::SLOT_SHIFT as i64);
-        let entry = self.b.ins().ishl_imm_u(slot, 3);
-        let entry = self.b.ins().iadd_imm_s(entry, arena.table as i64);
-        let end = self
-            .b
-            .ins()
-            .load(types::I64, MemFlagsData::trusted(), entry, 0);
+        let (off, end) = self.allocation_end(addr);
         let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, off, end);
         let rest = self.b.ins().isub(end, off);
         let zero = self.b.ins().iconst(types::I64, 0);
