@@ -10,7 +10,7 @@
 #
 # usage: tests/clients/numba_cuda.sh [--subset | PYTEST ARGS...]
 #   no arguments: --pyargs numba.cuda.tests.cudapy numba.cuda.tests.cudadrv (the whole suite,
-#   about an hour on 2 cores); --subset: CI's representative modules (fp16 and other
+#   about 25 minutes on 2 cores); --subset: CI's representative modules (fp16 and other
 #   intrinsics, atomics, shared memory, warp functions, cooperative groups, the driver).
 #   PTXJIT_NUMBA_DIR: where the virtualenv and the log go (default target/numba-cuda).
 # Exits non-zero when a test fails.
