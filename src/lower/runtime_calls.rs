@@ -11,7 +11,8 @@ use crate::types::PtxType;
 
 impl Translator<'_, '_> {
     /// A call of a runtime function, lowered here: `None` when `func` is not one (by its
-    /// name and parameter count).
+    /// name and parameter count), or the call does not match its declaration (then the
+    /// caller's checks name the mismatch).
     pub(super) fn runtime_call(
         &mut self,
         rets: &[Arg],
@@ -19,6 +20,9 @@ impl Translator<'_, '_> {
         params: &[Arg],
     ) -> Option<LResult> {
         let callee = &self.module.functions[func];
+        if (params.len(), rets.len()) != (callee.params.len(), callee.returns.len()) {
+            return None;
+        }
         Some(match (callee.name.as_str(), params.len(), rets.len()) {
             ("vprintf", 2, 0 | 1) => self.vprintf(rets, func, params),
             ("malloc", 1, 1) => self.malloc(rets, func, params),
