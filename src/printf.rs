@@ -1,4 +1,4 @@
-//! Device `printf`: CUDA's `vprintf(format, args)`, which nvcc, clang and NVVM call with the
+//! Device `printf`: CUDA's `vprintf(format, args)`, which nvcc and NVVM call with the
 //! generic address of a format string and of a buffer that holds the arguments, each at an
 //! offset aligned to its size, promoted as C's variadic arguments are (float → double,
 //! char and short → int). The GPU prints each call's text whole; so does this, on the
@@ -67,7 +67,7 @@ pub fn format(
             continue;
         }
         let Some(spec) = Spec::parse(&fmt[i..]) else {
-            // An incomplete or unknown conversion prints as written (as CUDA's does).
+            // An incomplete or unknown conversion, and the rest after it, print as written.
             out.extend_from_slice(&fmt[i..]);
             break;
         };
