@@ -451,6 +451,7 @@ fn interpreter(opts: &Options) -> Vec<Measurement> {
         block: Dim3::new(256, 1, 1),
         dynamic_shared_bytes: 0,
         cluster: None,
+        cooperative: false,
     };
     // One kernel in both executors: `work` items per launch, reported per second.
     let compare = |name: &str,
@@ -723,6 +724,7 @@ fn scaling(opts: &Options) -> Vec<Measurement> {
         block: Dim3::new(64, 1, 1),
         dynamic_shared_bytes: 0,
         cluster: None,
+        cooperative: false,
     };
     let args = [Arg::buffer(&out)];
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -16,7 +16,7 @@ use ptxjit_runtime::{BlockFn, DeviceBuffer};
 
 use crate::error::{Diagnostic, Error, Result};
 use crate::frontend::ast::{FunctionKind, StateSpace};
-use crate::frontend::checked;
+use crate::frontend::{calls, checked};
 use crate::lower::{self, Callees, Env, Translator};
 
 /// How hard Cranelift optimizes.
@@ -703,8 +703,10 @@ fn build(
 
     // Declarations.
     let mut ids: HashMap<usize, ClifFuncId> = HashMap::new();
+    let inlined = calls::inlined_functions(module);
     for (fi, f) in module.functions.iter().enumerate() {
-        if f.body.is_none() || !wanted(fi) {
+        // (A function inlined at every call is never called: `frontend::calls`.)
+        if f.body.is_none() || !wanted(fi) || inlined[fi] {
             continue;
         }
         let sig = lower::signature(f, call_conv);

@@ -343,6 +343,7 @@ impl Kernel {
                 block: block.into(),
                 dynamic_shared_bytes: 0,
                 cluster: None,
+                cooperative: false,
             },
             args,
         )
@@ -438,6 +439,10 @@ impl Kernel {
             header_bytes: crate::sync::frame::HEADER,
             frame_bytes: c.frame_bytes,
             after_round: &after_round,
+            grid_wide: c
+                .points
+                .iter()
+                .any(|p| p.kind == crate::sync::SyncKind::GridSync),
         });
         let outcome = unsafe {
             ptxjit_runtime::launch_scheduled(

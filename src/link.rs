@@ -6,6 +6,10 @@
 //! Two strong definitions of one visible name are an error naming both inputs; an `.extern`
 //! that nothing defines stays a declaration, and loading the result reports it as the single
 //! module would.
+//!
+//! An input from a library (an archive such as CUDA's `libcudadevrt.a`) gives only what the
+//! other inputs need: the visible definitions that resolve one of their names, with what
+//! those use in turn, as a static linker takes archive members.
 
 use std::collections::HashMap;
 
@@ -14,27 +18,38 @@ use crate::frontend::ast;
 use crate::frontend::lexer::{Tok, lex};
 use crate::frontend::parser;
 
-/// One input: the name its diagnostics use, and its PTX text.
+/// One input: the name its diagnostics use, its PTX text, and whether it comes from a
+/// library (and gives only what the others use).
 pub struct LinkInput<'a> {
     pub name: &'a str,
     pub text: &'a str,
+    pub library: bool,
 }
 
 struct Parsed {
     source: std::sync::Arc<Source>,
     module: ast::Module,
+    /// Which of `module.items` the result takes (all, but for a library).
+    taken: Vec<bool>,
 }
 
 /// The PTX text of `inputs` linked into one module.
 pub fn link(inputs: &[LinkInput]) -> Result<String> {
-    let parsed = inputs
+    let mut parsed = inputs
         .iter()
         .map(|i| {
             let source = Source::new(i.name, i.text);
             let module = parser::parse(&source)?;
-            Ok(Parsed { source, module })
+            let taken = vec![!i.library; module.items.len()];
+            Ok(Parsed {
+                source,
+                module,
+                taken,
+            })
         })
         .collect::<Result<Vec<_>>>()?;
+    take_from_libraries(&mut parsed);
+    parsed.retain(|p| p.taken.contains(&true));
     let winners = visible_definitions(&parsed)?;
     let mut out = header(&parsed);
     let mut declared = std::collections::HashSet::new();
@@ -46,7 +61,14 @@ pub fn link(inputs: &[LinkInput]) -> Result<String> {
                 .iter()
                 .any(|i| i.name == name && i.defines && !i.visible)
         };
-        for item in &p.module.items {
+        for item in p
+            .module
+            .items
+            .iter()
+            .zip(&p.taken)
+            .filter(|(_, t)| **t)
+            .map(|(i, _)| i)
+        {
             let name = renames.get(&item.name).unwrap_or(&item.name);
             let keep = match (item.defines, item.visible) {
                 (true, false) => true,
@@ -66,6 +88,69 @@ pub fn link(inputs: &[LinkInput]) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// Marks the library items the result needs: a visible definition of a name that a taken
+/// item uses and no input outside the libraries defines, and, within a library input, every
+/// item a taken one of its items uses (its module-local helpers, its declarations).
+fn take_from_libraries(parsed: &mut [Parsed]) {
+    let mut own: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
+    let mut visible: HashMap<&str, Vec<(usize, usize)>> = HashMap::new();
+    let mut outside = std::collections::HashSet::new();
+    for (n, p) in parsed.iter().enumerate() {
+        let library = !p.taken.iter().all(|t| *t);
+        for (i, item) in p.module.items.iter().enumerate() {
+            own.entry((n, item.name.as_str())).or_default().push(i);
+            if item.defines && item.visible && library {
+                visible.entry(item.name.as_str()).or_default().push((n, i));
+            }
+            if item.defines && !library {
+                outside.insert(item.name.as_str());
+            }
+        }
+    }
+    let mut taken: Vec<Vec<bool>> = parsed.iter().map(|p| p.taken.clone()).collect();
+    let mut work: Vec<(usize, usize)> = (0..parsed.len())
+        .flat_map(|n| (0..taken[n].len()).map(move |i| (n, i)))
+        .filter(|&(n, i)| taken[n][i])
+        .collect();
+    while let Some((n, i)) = work.pop() {
+        let p = &parsed[n];
+        let item = &p.module.items[i];
+        for word in words(&p.source.text[item.text.start as usize..item.text.end as usize]) {
+            let word = word.as_str();
+            let library_definitions = match outside.contains(word) {
+                true => None,
+                false => visible.get(word),
+            };
+            let same_input = own.get(&(n, word)).into_iter().flatten().map(|&j| (n, j));
+            for (m, j) in same_input.chain(library_definitions.into_iter().flatten().copied()) {
+                if !taken[m][j] {
+                    taken[m][j] = true;
+                    work.push((m, j));
+                }
+            }
+        }
+    }
+    for (p, t) in parsed.iter_mut().zip(taken) {
+        p.taken = t;
+    }
+}
+
+/// The words (names, opcodes, registers) of a PTX text.
+fn words(text: &str) -> Vec<String> {
+    let source = Source::new("", text);
+    lex(&source)
+        .map(|tokens| {
+            tokens
+                .into_iter()
+                .filter_map(|t| match t.tok {
+                    Tok::Word(w) => Some(w),
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// For each name that some input defines visibly, the input whose definition stands: a

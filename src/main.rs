@@ -279,6 +279,7 @@ fn run(
         block: Dim3::new(b[0], b[1], b[2]),
         dynamic_shared_bytes: shared_bytes,
         cluster: cluster.map(|c| Dim3::new(c[0], c[1], c[2])),
+        cooperative: false,
     };
     let buffer_of = |n: usize| -> Result<&DeviceBuffer, String> {
         buffers

@@ -13,7 +13,9 @@
 //! The blocks of a cluster run their rounds together (`ptxjit_runtime::Cooperation`), and
 //! [`CoopKernel::after_round`] sees all of them: a cluster barrier completes when every
 //! thread of the cluster that has not exited has arrived, and a launch is stuck only when
-//! no block of the cluster can proceed.
+//! no block of the cluster can proceed. A cooperative launch of a kernel with grid barriers
+//! (`Op::GridSync`) runs all its blocks together in the same way, and its grid barrier
+//! completes when every thread of the grid that has not exited waits at it.
 
 use ptxjit_runtime::{BlockContext, Status};
 
@@ -109,6 +111,8 @@ pub enum SyncKind {
     MbarrierWait { parity: bool },
     /// `barrier.cluster.wait`: no ARGS (the arrival is in `frame::CLUSTER_ARRIVAL`).
     ClusterWait,
+    /// The grid barrier of a cooperative launch (`Op::GridSync`): no ARGS.
+    GridSync,
 }
 
 #[derive(Clone, Debug)]
@@ -236,7 +240,11 @@ impl CoopKernel {
         for (rank, ((f, at), ctx)) in blocks.iter_mut().zip(ctxs).enumerate() {
             progress |= self.block_round(f, at, ctx).map_err(|s| (rank, s))?;
         }
-        progress |= self.cluster_barrier(&mut blocks);
+        let cluster_size = ctxs[0].cluster.cluster_nctarank.max(1) as usize;
+        for cluster in blocks.chunks_mut(cluster_size) {
+            progress |= self.cluster_barrier(cluster);
+        }
+        progress |= self.grid_barrier(&mut blocks);
         if progress {
             return Ok(false);
         }
@@ -259,7 +267,7 @@ impl CoopKernel {
             })
             .expect("someone waits");
         let kind = match self.points[point].kind {
-            SyncKind::Barrier(_) | SyncKind::ClusterWait => status::DEADLOCK,
+            SyncKind::Barrier(_) | SyncKind::ClusterWait | SyncKind::GridSync => status::DEADLOCK,
             SyncKind::MbarrierWait { .. } => status::MBARRIER_DEADLOCK,
             _ => status::INCOMPLETE_COLLECTIVE,
         };
@@ -309,6 +317,28 @@ impl CoopKernel {
             }
         }
         complete || released
+    }
+
+    /// The grid barrier: it completes when every thread of the grid (the blocks a
+    /// cooperative launch runs together) that has not exited waits at it. Whether it did.
+    fn grid_barrier(&self, blocks: &mut [(Frames, Vec<At>)]) -> bool {
+        let at_grid_sync =
+            |a: &At| matches!(*a, At::Waiting(p) if self.points[p].kind == SyncKind::GridSync);
+        let all_there = blocks
+            .iter()
+            .flat_map(|(_, at)| at)
+            .all(|a| *a == At::Done || at_grid_sync(a));
+        if !all_there || !blocks.iter().flat_map(|(_, at)| at).any(at_grid_sync) {
+            return false;
+        }
+        for (f, at) in blocks.iter_mut() {
+            for (t, a) in at.iter().enumerate() {
+                if at_grid_sync(a) {
+                    f.release_with(t, &[], false);
+                }
+            }
+        }
+        true
     }
 
     /// The threads waiting at an mbarrier wait: (thread, point, host address of the object).

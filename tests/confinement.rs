@@ -188,6 +188,7 @@ fn dynamic_shared_memory_is_checked_against_its_launch_size() {
         block: 32.into(),
         dynamic_shared_bytes: 256,
         cluster: None,
+        cooperative: false,
     };
     k.launch_with(&config, &[Arg::u32(252)]).unwrap();
     let err = k.launch_with(&config, &[Arg::u32(256)]).unwrap_err();

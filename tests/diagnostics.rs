@@ -216,6 +216,7 @@ fn oversized_variables_and_shared_memory_are_errors_not_aborts() {
         block: 1.into(),
         dynamic_shared_bytes: u32::MAX,
         cluster: None,
+        cooperative: false,
     };
     let msg = m
         .kernel("k")
@@ -534,6 +535,7 @@ fn static_and_dynamic_shared_memory_together_are_limited_at_launch() {
                 block: 32.into(),
                 dynamic_shared_bytes: dynamic,
                 cluster: None,
+                cooperative: false,
             },
             &[],
         )

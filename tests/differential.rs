@@ -191,6 +191,7 @@ fn run_campaign(programs: usize, seed: u64) {
             block: (threads as u32).into(),
             dynamic_shared_bytes: 0,
             cluster: None,
+            cooperative: false,
         };
         interp
             .launch("k", &config, &[Arg::buffer(&inp), Arg::buffer(&out_interp)])

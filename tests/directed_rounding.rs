@@ -425,6 +425,7 @@ fn cvt_from_f64_and_integers_rounds_in_each_direction_in_both_forms_and_the_inte
         block: 1.into(),
         dynamic_shared_bytes: 0,
         cluster: None,
+        cooperative: false,
     };
     Interpreter::from_ptx("k.ptx", ptx)
         .unwrap()

@@ -1,6 +1,7 @@
 //! Linking PTX modules (`ptxjit::link`, the driver's `cuLink*`): an `.extern` that another
 //! input defines resolves to it, `.weak` gives way to a strong definition, module-local names
-//! never clash, and two strong definitions of one visible name are an error naming both.
+//! never clash, and two strong definitions of one visible name are an error naming both. A
+//! library input gives only what the others use.
 
 use ptxjit::{Arg, DeviceBuffer, LinkInput, Module, link};
 
@@ -47,9 +48,26 @@ fn run(text: &str) -> u32 {
 
 /// `ptxjit::link` of the named texts, in order.
 fn link_named(named: &[(&str, &str)]) -> ptxjit::Result<String> {
+    link_with_libraries(named, &[])
+}
+
+/// `ptxjit::link` of the named texts, then the named library texts.
+fn link_with_libraries(
+    named: &[(&str, &str)],
+    libraries: &[(&str, &str)],
+) -> ptxjit::Result<String> {
     let inputs: Vec<LinkInput> = named
         .iter()
-        .map(|&(name, text)| LinkInput { name, text })
+        .map(|&(name, text)| LinkInput {
+            name,
+            text,
+            library: false,
+        })
+        .chain(libraries.iter().map(|&(name, text)| LinkInput {
+            name,
+            text,
+            library: true,
+        }))
         .collect();
     link(&inputs)
 }
@@ -103,4 +121,39 @@ fn an_extern_nothing_defines_is_reported_when_the_result_loads() {
         .expect("an undefined extern")
         .to_string();
     assert!(e.contains("bias"), "{e}");
+}
+
+/// A library of `twice` (with its local `helper`), `bias`, and `unused`, which calls a
+/// function nothing defines and is written for a newer target.
+fn archive_member() -> String {
+    let lib = library(".visible", 2, 100).replace(".target sm_80", ".target sm_121");
+    format!(
+        "{lib}.extern .func (.param .b32 r) nowhere();\n\
+         .visible .func (.param .b32 r) unused()\n{{\n.reg .b32 %u;\n\
+         {{ .param .b32 q; call.uni (q), nowhere, (); ld.param.b32 %u, [q]; }}\n\
+         st.param.b32 [r], %u;\nret;\n}}\n"
+    )
+}
+
+#[test]
+fn a_library_gives_what_the_other_inputs_use_with_what_that_uses() {
+    let (a, lib) = (caller(), archive_member());
+    let text = link_with_libraries(&[("a.ptx", &a)], &[("lib.a(0)", &lib)]).unwrap();
+    assert_eq!(run(&text), 142);
+    // `unused` and the `nowhere` it would need stay out.
+    assert!(
+        !text.contains("unused") && !text.contains("nowhere"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_library_nothing_uses_adds_nothing_not_even_its_target() {
+    let (a, b, lib) = (caller(), library(".visible", 3, 0), archive_member());
+    let text = link_with_libraries(&[("a.ptx", &a), ("b.ptx", &b)], &[("lib.a(0)", &lib)]).unwrap();
+    assert_eq!(run(&text), 63);
+    assert!(
+        text.contains(".target sm_80") && !text.contains("sm_121"),
+        "{text}"
+    );
 }

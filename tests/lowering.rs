@@ -22,6 +22,7 @@ fn run_ptx(ptx: &str, words: usize, grid: impl Into<Dim3>, block: impl Into<Dim3
         block: block.into(),
         dynamic_shared_bytes: 0,
         cluster: None,
+        cooperative: false,
     };
     launch(ptx, words * 8, &config).to_vec()
 }
@@ -404,6 +405,7 @@ fn dynamic_shared_memory_is_sized_at_launch() {
         block: Dim3::new(1, 1, 1),
         dynamic_shared_bytes: 1024,
         cluster: None,
+        cooperative: false,
     };
     assert_eq!(launch(&ptx, 4, &config).to_vec::<u32>(), vec![1024]);
 }
@@ -505,6 +507,7 @@ fn extern_shared_declared_in_several_functions_is_one_dynamic_region() {
         block: 1.into(),
         dynamic_shared_bytes: 64,
         cluster: None,
+        cooperative: false,
     };
     module
         .kernel("k")
@@ -602,6 +605,7 @@ fn cluster_registers_describe_clusters_of_one_cta() {
         block: Dim3::new(32, 1, 1),
         dynamic_shared_bytes: 64,
         cluster: None,
+        cooperative: false,
     };
     let words: Vec<u32> = launch(&ptx, 96, &config).to_vec();
     // Static shared memory ends at 100 bytes, aligned to 16 for the dynamic region: 112 + 64.

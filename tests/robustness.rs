@@ -306,6 +306,7 @@ fn a_timeout_bounds_a_grid_of_billions_of_blocks() {
             block: Dim3::new(1, 1, 1),
             dynamic_shared_bytes: 0,
             cluster: None,
+            cooperative: false,
         };
         let start = Instant::now();
         let err = kernel.launch_with(&config, &[]).unwrap_err().to_string();

@@ -123,6 +123,7 @@ pub unsafe extern "C" fn ptx_run(
             dynamic_shared_bytes: u32::try_from(shared_mem_bytes)
                 .map_err(|_| format!("negative shared memory size {shared_mem_bytes}"))?,
             cluster: None,
+            cooperative: false,
         };
         kernel
             .launch_with(&config, &values)

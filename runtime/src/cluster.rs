@@ -102,6 +102,7 @@ mod tests {
             block: Dim3::new(1, 1, 1),
             dynamic_shared_bytes: 0,
             cluster: cluster.map(Dim3::from),
+            cooperative: false,
         }
     }
 

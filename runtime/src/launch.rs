@@ -53,6 +53,9 @@ pub struct LaunchConfig {
     pub dynamic_shared_bytes: u32,
     /// Blocks per cluster (sm_90), when the launch gives them (see `crate::cluster`).
     pub cluster: Option<Dim3>,
+    /// A cooperative launch (`cuLaunchCooperativeKernel`): its blocks may wait for each
+    /// other at the grid barrier (see [`Cooperation::grid_wide`]).
+    pub cooperative: bool,
 }
 
 /// Limits of a compute-capability 8.x/9.x device.
@@ -152,6 +155,8 @@ pub struct BlockContext {
     /// bytes further (this block's is `shared`).
     pub cluster_shared: *mut u8,
     pub shared_stride: u64,
+    /// 1 in a cooperative launch ([`LaunchConfig::cooperative`]), else 0.
+    pub cooperative: u32,
 }
 
 /// Stack the executor's own frames may take above a block function's allowance when a block
@@ -307,7 +312,7 @@ pub struct BlockFailure {
 }
 
 /// Completes a cooperative round of one cluster's blocks (a single block when the launch
-/// has no clusters): sees their frames (each block's `header_bytes + frame_bytes × threads`,
+/// has no clusters; every block of a grid-wide cooperative launch): sees their frames (each block's `header_bytes + frame_bytes × threads`,
 /// rounded up to 8 bytes, in rank order) and contexts; returns whether every block is
 /// finished, or the rank of the block and the status word that end the launch.
 pub type AfterRound<'a> =
@@ -327,6 +332,10 @@ pub struct Cooperation<'a> {
     /// Bytes of saved state per thread.
     pub frame_bytes: usize,
     pub after_round: &'a AfterRound<'a>,
+    /// The kernel has grid barriers: in a cooperative launch, all the blocks of the grid run
+    /// their rounds together (one unit of work, in cluster order), and `after_round` sees
+    /// them all.
+    pub grid_wide: bool,
 }
 
 /// How blocks are spread over the workers.
@@ -455,7 +464,14 @@ unsafe fn run_grid(
     // Each block's shared memory starts on a line, as on its own.
     let stride = shared_bytes.next_multiple_of(size_of::<Line>());
     let (g, b) = (config.grid, config.block);
-    let size = config.cluster_dims().count() as usize;
+    let cluster_size = config.cluster_dims().count() as usize;
+    // The unit of work: a cluster, or the whole grid when its blocks wait for each other.
+    let grid_wide = config.cooperative && cooperation.is_some_and(|c| c.grid_wide);
+    let size = if grid_wide {
+        g.count() as usize
+    } else {
+        cluster_size
+    };
     let clusters = g.count() / size as u64;
     let frame_words = cooperation.map_or(0, |c| {
         (c.header_bytes + c.frame_bytes * b.count() as usize).div_ceil(8)
@@ -490,7 +506,10 @@ unsafe fn run_grid(
         let frames_base = frames.as_mut_ptr();
         let frames_bytes = frames.len() * 8;
         let context = |rank: usize| {
-            let (ctaid, place) = config.cluster_block(index, rank as u32);
+            // (In a grid-wide unit, `rank` counts blocks of the grid in cluster order.)
+            let cluster = index * (size / cluster_size) as u64 + (rank / cluster_size) as u64;
+            let (ctaid, place) = config.cluster_block(cluster, (rank % cluster_size) as u32);
+            let first_of_cluster = rank / cluster_size * cluster_size;
             BlockContext {
                 params: params_addr as *const u8,
                 shared: cluster_shared.wrapping_add(rank * stride),
@@ -508,8 +527,9 @@ unsafe fn run_grid(
                 fault_detail: Cell::new(0),
                 stack_limit: here.saturating_sub(KERNEL_STACK_BYTES),
                 cluster: place,
-                cluster_shared,
+                cluster_shared: cluster_shared.wrapping_add(first_of_cluster * stride),
                 shared_stride: stride as u64,
+                cooperative: config.cooperative as u32,
             }
         };
         let run = |ctxs: &[BlockContext]| {
@@ -643,6 +663,7 @@ mod tests {
             block: Dim3::new(4, 2, 1),
             dynamic_shared_bytes: 0,
             cluster: None,
+            cooperative: false,
         };
         unsafe { launch(count_blocks, &cfg, &[], 0, None) }
             .unwrap()
@@ -658,6 +679,7 @@ mod tests {
             block: Dim3::new(1, 1, 1),
             dynamic_shared_bytes: 0,
             cluster: None,
+            cooperative: false,
         };
         let failure = unsafe { launch(trap_in_block_3, &cfg, &[], 0, None) }
             .unwrap()
@@ -675,6 +697,7 @@ mod tests {
             block: Dim3::new(1025, 1, 1),
             dynamic_shared_bytes: 0,
             cluster: None,
+            cooperative: false,
         };
         assert!(unsafe { launch(count_blocks, &cfg, &[], 0, None) }.is_err());
     }

@@ -102,15 +102,16 @@ pub fn check(source: &Arc<Source>, m: ast::Module) -> Result<Module, Vec<Diagnos
             Err(mut ds) => diags.append(&mut ds),
         }
     }
-    if diags.is_empty() {
-        Ok(Module {
-            source: source.clone(),
-            functions,
-            globals,
-        })
-    } else {
-        Err(diags)
+    if !diags.is_empty() {
+        return Err(diags);
     }
+    let mut module = Module {
+        source: source.clone(),
+        functions,
+        globals,
+    };
+    super::calls::rewrite(&mut module)?;
+    Ok(module)
 }
 
 fn var_from_decl(source: &Arc<Source>, d: &ast::VarDecl) -> CResult<Var> {

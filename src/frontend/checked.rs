@@ -694,6 +694,11 @@ pub enum Op {
     ClusterBarrier {
         wait: bool,
     },
+    /// `call (r), __cuda_syscall_CGS_sync, (handle, flags)`: the driver's system call behind
+    /// the device runtime's `cudaCGSynchronize` (`frontend::calls`), a barrier of every thread
+    /// of a cooperative launch; `r` is 0 once it completes, 1 in a launch that is not
+    /// cooperative (the call then does not wait). Operands as the call's.
+    GridSync,
     /// `atom` (`red` = false) or `red` (no destination).
     Atom {
         space: StateSpace,
@@ -704,6 +709,30 @@ pub enum Op {
 }
 
 impl Op {
+    /// Whether the instruction waits for other threads, or counts in what they wait for:
+    /// what makes a function run in rounds (`lower::sync`).
+    pub fn cooperates(self) -> bool {
+        matches!(
+            self,
+            Op::Bar(_)
+                | Op::Shfl(_)
+                | Op::Vote(_)
+                | Op::Match { .. }
+                | Op::Redux { .. }
+                | Op::Elect
+                | Op::WarpSync
+                | Op::WarpMatrix { .. }
+                | Op::Mma(_)
+                | Op::Wgmma(_)
+                | Op::Mbarrier {
+                    op: MbarrierOp::Wait { .. },
+                    ..
+                }
+                | Op::ClusterBarrier { .. }
+                | Op::GridSync
+        )
+    }
+
     /// The carry flag the instruction uses, if it is an extended-precision one.
     pub fn carry(self) -> Option<Carry> {
         match self {

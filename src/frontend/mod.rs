@@ -1,6 +1,7 @@
 //! PTX text to a checked module: lexer, parser (with spans), checker.
 
 pub mod ast;
+pub mod calls;
 pub mod check;
 pub mod checked;
 pub mod isa;

@@ -47,6 +47,13 @@ impl Translator<'_, '_> {
         params: &[Arg],
         fs: &[FuncId],
     ) -> LResult {
+        if let Some(&f) = fs.iter().find(|f| !self.callees.functions.contains_key(f)) {
+            return Err(self.err(format!(
+                "'{}' waits for other threads (barriers, warp collectives), so it is inlined \
+                 where it is called, and cannot be called through a pointer",
+                self.module.functions[f].name
+            )));
+        }
         let ptr = self.read(fptr, PtxType::U64)?;
         let done = self.b.create_block();
         for &f in fs {

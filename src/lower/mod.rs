@@ -114,6 +114,7 @@ pub mod ctx {
     pub const STACK_LIMIT: i32 = offset_of!(BlockContext, stack_limit) as i32;
     pub const CLUSTER_SHARED: i32 = offset_of!(BlockContext, cluster_shared) as i32;
     pub const SHARED_STRIDE: i32 = offset_of!(BlockContext, shared_stride) as i32;
+    pub const COOPERATIVE: i32 = offset_of!(BlockContext, cooperative) as i32;
     /// A field of the block's `ptxjit_runtime::ClusterPlace`.
     macro_rules! cluster {
         ($field:ident) => {
@@ -350,7 +351,8 @@ impl<'a, 'b> Translator<'a, 'b> {
             return Err(Diagnostic::new(
                 &module.source,
                 span,
-                "barriers and warp collectives inside a called .func are not supported",
+                "a .func that waits for other threads is inlined where it is called, never \
+                 compiled on its own",
             ));
         }
         let coop = cooperative.then(|| {
@@ -775,6 +777,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             | Op::Redux { .. }
             | Op::Elect
             | Op::ClusterBarrier { wait: true }
+            | Op::GridSync
             | Op::Mbarrier {
                 op: checked::MbarrierOp::Wait { .. },
                 ..

@@ -1,6 +1,8 @@
 //! Functions the GPU's runtime provides and a module declares without defining: device
-//! `printf` (`vprintf`), `malloc` and `free`. (CUDA's `__assertfail` ends the thread where
-//! it is called: see the driver.)
+//! `printf` (`vprintf`), `malloc` and `free`, and the driver's handle of a cooperative grid
+//! (`__cuda_syscall_CGS_get_intrinsic_handle`, which libcudadevrt's
+//! `cudaCGGetIntrinsicHandle` calls). (CUDA's `__assertfail` ends the thread where it is
+//! called: see the driver; the grid barrier is a sync point: `Op::GridSync`.)
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types};
@@ -27,22 +29,36 @@ impl Translator<'_, '_> {
             ("vprintf", 2, 0 | 1) => self.vprintf(rets, func, params),
             ("malloc", 1, 1) => self.malloc(rets, func, params),
             ("free", 1, 0) => self.free(func, params),
+            ("__cuda_syscall_CGS_get_intrinsic_handle", 1, 1) => {
+                self.grid_handle(rets, func, params)
+            }
             _ => return None,
         })
     }
 
-    /// The value of parameter `i` of a call of `func`, as a u64.
+    /// The value of parameter `i` of a call of `func`, as a u64 (zero-extended from its
+    /// declared size).
     fn runtime_param(&mut self, func: FuncId, params: &[Arg], i: usize) -> LResult<Value> {
         let decl = self.module.functions[func].params[i].clone();
         let slot = self.param_slot(&params[i], &decl, true)?;
-        Ok(self
-            .b
-            .ins()
-            .load(types::I64, MemFlagsData::trusted(), slot, 0))
+        let flags = MemFlagsData::trusted();
+        Ok(match decl.size {
+            4 => {
+                let v = self.b.ins().load(types::I32, flags, slot, 0);
+                self.b.ins().uextend(types::I64, v)
+            }
+            _ => self.b.ins().load(types::I64, flags, slot, 0),
+        })
     }
 
     /// Writes a runtime function's result to the call's return operand.
-    fn runtime_result(&mut self, rets: &[Arg], func: FuncId, v: Value, ty: PtxType) -> LResult {
+    pub(super) fn runtime_result(
+        &mut self,
+        rets: &[Arg],
+        func: FuncId,
+        v: Value,
+        ty: PtxType,
+    ) -> LResult {
         let Some(ret) = rets.first() else {
             return Ok(());
         };
@@ -88,6 +104,26 @@ impl Translator<'_, '_> {
         let call = self.b.ins().call(f, &[size]);
         let ptr = self.b.inst_results(call)[0];
         self.runtime_result(rets, func, ptr, PtxType::U64)
+    }
+
+    /// `call (h), __cuda_syscall_CGS_get_intrinsic_handle, (scope)`: for the grid's scope
+    /// (1) in a cooperative launch, a handle that is not 0 (the grid barrier takes it);
+    /// otherwise 0, which `cudaCGSynchronize` answers with an error and no wait. (Scope 2,
+    /// a multi-device grid, does not exist on one device.)
+    fn grid_handle(&mut self, rets: &[Arg], func: FuncId, params: &[Arg]) -> LResult {
+        let scope = self.runtime_param(func, params, 0)?;
+        let is_grid = self.b.ins().icmp_imm_u(IntCC::Equal, scope, 1);
+        let ctx = self.ctx;
+        let cooperative = self.b.ins().load(
+            types::I32,
+            MemFlagsData::trusted(),
+            ctx,
+            super::ctx::COOPERATIVE,
+        );
+        let cooperative = self.b.ins().icmp_imm_u(IntCC::NotEqual, cooperative, 0);
+        let valid = self.b.ins().band(is_grid, cooperative);
+        let handle = self.b.ins().uextend(types::I64, valid);
+        self.runtime_result(rets, func, handle, PtxType::U64)
     }
 
     /// `call free, (p)`: a pointer `malloc` did not give ends the launch as an illegal

@@ -4,7 +4,7 @@
 
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
-use super::{LResult, Translator};
+use super::{LResult, Translator, ctx};
 use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::{Arg, BarKind, BarRed, Function, MbarrierOp, MmaType, Op, VoteMode};
 use crate::sync::{SyncKind, SyncPoint, frame};
@@ -40,6 +40,7 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                     ..
                 } => SyncKind::MbarrierWait { parity },
                 Op::ClusterBarrier { wait: true } => SyncKind::ClusterWait,
+                Op::GridSync => SyncKind::GridSync,
                 _ => return None,
             };
             // (The lowering refuses a D that is not all registers.)
@@ -65,13 +66,7 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
 /// Whether a function needs the cooperative model (sync points, or arrivals recorded for
 /// them: `bar.arrive` counters, `barrier.cluster.arrive`).
 pub fn is_cooperative(f: &Function) -> bool {
-    !sync_points(f).is_empty()
-        || f.body.iter().flatten().any(|i| {
-            matches!(
-                i.op,
-                Op::Bar(BarKind::Arrive) | Op::ClusterBarrier { wait: false }
-            )
-        })
+    f.body.iter().flatten().any(|i| i.op.cooperates())
 }
 
 /// Where a cooperative kernel keeps each thread's state in its frame.
@@ -104,7 +99,9 @@ pub fn frame_layout(f: &Function) -> FrameLayout {
     let (regs, mut off) = register_slots(f, frame::REGS);
     let mut locals = Vec::new();
     for (i, v) in f.vars.iter().enumerate() {
-        if v.space == StateSpace::Local {
+        // (`.param` variables too: a call's arguments may be stored before a sync point
+        // and read after it, by a callee inlined here.)
+        if matches!(v.space, StateSpace::Local | StateSpace::Param) {
             let align = v.align.max(8) as i32;
             off = (off + align - 1) / align * align;
             locals.push((i, off));
@@ -253,6 +250,24 @@ impl Translator<'_, '_> {
             Op::Wgmma(form) => self.wgmma_operands(form, a)?,
             // The arrival is in the frame already (`cluster_arrive`).
             Op::ClusterBarrier { wait: true } => {}
+            Op::GridSync => {
+                // Outside a cooperative launch the call fails at once (1), without waiting.
+                let ctx = self.ctx;
+                let cooperative =
+                    self.b
+                        .ins()
+                        .load(types::I32, MemFlagsData::trusted(), ctx, ctx::COOPERATIVE);
+                let join = self.b.create_block();
+                self.b.append_block_param(join, types::I32);
+                let wait = self.b.create_block();
+                let failed = self.b.ins().iconst(types::I32, 1);
+                self.b
+                    .ins()
+                    .brif(cooperative, wait, &[], join, &[failed.into()]);
+                self.b.seal_block(wait);
+                self.b.switch_to_block(wait);
+                ready = Some(join);
+            }
             Op::Mbarrier { op, space } => {
                 let (addr, state, done) = self.mbarrier_wait_ready(op, space, a)?;
                 let join = self.b.create_block();
@@ -326,9 +341,26 @@ impl Translator<'_, '_> {
                 let done = self.b.block_params(join)[0];
                 self.write(&a[0], done, PtxType::Pred)?;
             }
+            Op::GridSync => {
+                let join = ready.expect("the grid barrier has a ready block");
+                let synchronized = self.b.ins().iconst(types::I32, 0);
+                self.b.ins().jump(join, &[synchronized.into()]);
+                self.b.seal_block(join);
+                self.b.switch_to_block(join);
+                let result = self.b.block_params(join)[0];
+                self.grid_sync_result(a, result)?;
+            }
             _ => {}
         }
         Ok(())
+    }
+
+    /// Stores the grid barrier's result in its call's return operand.
+    fn grid_sync_result(&mut self, a: &[Arg], result: Value) -> LResult {
+        let (Some(Arg::List(rets)), Some(&Arg::Func(f))) = (a.first(), a.get(1)) else {
+            return Err(self.err("call operands must be (returns), function, (parameters)"));
+        };
+        self.runtime_result(rets, f, result, PtxType::B32)
     }
 
     /// Writes the result words of a sync point to the elements of `dst`, as `ty`.

@@ -110,6 +110,7 @@ pub fn load_case(dir: &Path) -> Case {
         block: dim(&spec["block"]),
         dynamic_shared_bytes: spec["dynamic_shared_bytes"].as_u64().unwrap_or(0) as u32,
         cluster: spec.get("cluster").map(dim),
+        cooperative: false,
     };
     Case {
         dir: dir.to_path_buf(),

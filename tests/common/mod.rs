@@ -182,6 +182,7 @@ pub fn interpreter_and_jit(ptx: &str, bytes: usize) -> (DeviceBuffer, DeviceBuff
         block: 1.into(),
         dynamic_shared_bytes: 0,
         cluster: None,
+        cooperative: false,
     };
     let interp_out = DeviceBuffer::zeroed(bytes).unwrap();
     Interpreter::from_ptx("k.ptx", ptx)

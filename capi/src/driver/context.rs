@@ -4,6 +4,9 @@ use std::cell::RefCell;
 use std::ffi::{c_char, c_int, c_uint, c_ulonglong, c_void};
 use std::sync::Mutex;
 
+/// The compute capability the device reports (an sm_86 GPU's limits).
+pub const COMPUTE_CAPABILITY: (i32, i32) = (8, 6);
+
 use super::*;
 
 /// `CUdevice`.
@@ -134,48 +137,48 @@ pub unsafe extern "C" fn cuDeviceGetName(name: *mut c_char, len: c_int, dev: CUd
 fn attribute(attrib: c_int) -> Option<c_int> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as c_int;
     Some(match attrib {
-        1 => 1024,        // MAX_THREADS_PER_BLOCK
-        2 | 3 => 1024,    // MAX_BLOCK_DIM_X, _Y
-        4 => 64,          // MAX_BLOCK_DIM_Z
-        5 => i32::MAX,    // MAX_GRID_DIM_X
-        6 | 7 => 65535,   // MAX_GRID_DIM_Y, _Z
-        8 => 48 * 1024,   // MAX_SHARED_MEMORY_PER_BLOCK
-        9 => 64 * 1024,   // TOTAL_CONSTANT_MEMORY
-        10 => 32,         // WARP_SIZE
-        11 => i32::MAX,   // MAX_PITCH
-        12 => 65536,      // MAX_REGISTERS_PER_BLOCK
-        13 => 1_000_000,  // CLOCK_RATE (kHz)
-        14 => 512,        // TEXTURE_ALIGNMENT
-        15 => 1,          // GPU_OVERLAP
-        16 => cores,      // MULTIPROCESSOR_COUNT
-        19 => 1,          // CAN_MAP_HOST_MEMORY
-        30 => 512,        // SURFACE_ALIGNMENT
-        31 => 1,          // CONCURRENT_KERNELS
-        36 => 1_000_000,  // MEMORY_CLOCK_RATE (kHz)
-        37 => 64,         // GLOBAL_MEMORY_BUS_WIDTH
-        38 => 4 << 20,    // L2_CACHE_SIZE
-        39 => 1536,       // MAX_THREADS_PER_MULTIPROCESSOR
-        40 => 1,          // ASYNC_ENGINE_COUNT
-        41 => 1,          // UNIFIED_ADDRESSING
-        75 => 8,          // COMPUTE_CAPABILITY_MAJOR
-        76 => 6,          // COMPUTE_CAPABILITY_MINOR
-        78 => 1,          // STREAM_PRIORITIES_SUPPORTED
-        79 | 80 => 1,     // GLOBAL_L1_CACHE_SUPPORTED, LOCAL_L1_CACHE_SUPPORTED
-        81 => 100 * 1024, // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
-        82 => 65536,      // MAX_REGISTERS_PER_MULTIPROCESSOR
-        83 => 1,          // MANAGED_MEMORY
-        86 => 1,          // HOST_NATIVE_ATOMIC_SUPPORTED
-        87 => 2,          // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
-        89 => 1,          // CONCURRENT_MANAGED_ACCESS
-        95 => 1,          // COOPERATIVE_LAUNCH
-        97 => 99 * 1024,  // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
-        99 => 1,          // HOST_REGISTER_SUPPORTED
-        101 => 1,         // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
-        106 => 16,        // MAX_BLOCKS_PER_MULTIPROCESSOR
-        111 => 0,         // RESERVED_SHARED_MEMORY_PER_BLOCK
-        120 => 1,         // CLUSTER_LAUNCH
-        126 => 1,         // MEM_SYNC_DOMAIN_COUNT
-        127 => 1,         // TENSOR_MAP_ACCESS_SUPPORTED
+        1 => 1024,                  // MAX_THREADS_PER_BLOCK
+        2 | 3 => 1024,              // MAX_BLOCK_DIM_X, _Y
+        4 => 64,                    // MAX_BLOCK_DIM_Z
+        5 => i32::MAX,              // MAX_GRID_DIM_X
+        6 | 7 => 65535,             // MAX_GRID_DIM_Y, _Z
+        8 => 48 * 1024,             // MAX_SHARED_MEMORY_PER_BLOCK
+        9 => 64 * 1024,             // TOTAL_CONSTANT_MEMORY
+        10 => 32,                   // WARP_SIZE
+        11 => i32::MAX,             // MAX_PITCH
+        12 => 65536,                // MAX_REGISTERS_PER_BLOCK
+        13 => 1_000_000,            // CLOCK_RATE (kHz)
+        14 => 512,                  // TEXTURE_ALIGNMENT
+        15 => 1,                    // GPU_OVERLAP
+        16 => cores,                // MULTIPROCESSOR_COUNT
+        19 => 1,                    // CAN_MAP_HOST_MEMORY
+        30 => 512,                  // SURFACE_ALIGNMENT
+        31 => 1,                    // CONCURRENT_KERNELS
+        36 => 1_000_000,            // MEMORY_CLOCK_RATE (kHz)
+        37 => 64,                   // GLOBAL_MEMORY_BUS_WIDTH
+        38 => 4 << 20,              // L2_CACHE_SIZE
+        39 => 1536,                 // MAX_THREADS_PER_MULTIPROCESSOR
+        40 => 1,                    // ASYNC_ENGINE_COUNT
+        41 => 1,                    // UNIFIED_ADDRESSING
+        75 => COMPUTE_CAPABILITY.0, // COMPUTE_CAPABILITY_MAJOR
+        76 => COMPUTE_CAPABILITY.1, // COMPUTE_CAPABILITY_MINOR
+        78 => 1,                    // STREAM_PRIORITIES_SUPPORTED
+        79 | 80 => 1,               // GLOBAL_L1_CACHE_SUPPORTED, LOCAL_L1_CACHE_SUPPORTED
+        81 => 100 * 1024,           // MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+        82 => 65536,                // MAX_REGISTERS_PER_MULTIPROCESSOR
+        83 => 1,                    // MANAGED_MEMORY
+        86 => 1,                    // HOST_NATIVE_ATOMIC_SUPPORTED
+        87 => 2,                    // SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
+        89 => 1,                    // CONCURRENT_MANAGED_ACCESS
+        95 => 1,                    // COOPERATIVE_LAUNCH
+        97 => 99 * 1024,            // MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        99 => 1,                    // HOST_REGISTER_SUPPORTED
+        101 => 1,                   // DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
+        106 => 16,                  // MAX_BLOCKS_PER_MULTIPROCESSOR
+        111 => 0,                   // RESERVED_SHARED_MEMORY_PER_BLOCK
+        120 => 1,                   // CLUSTER_LAUNCH
+        126 => 1,                   // MEM_SYNC_DOMAIN_COUNT
+        127 => 1,                   // TENSOR_MAP_ACCESS_SUPPORTED
         0..=161 => 0,
         _ => return None,
     })

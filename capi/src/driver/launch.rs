@@ -79,6 +79,7 @@ pub unsafe extern "C" fn cuLaunchKernel(
         block: Dim3::new(block_x, block_y, block_z),
         dynamic_shared_bytes: shared_mem_bytes,
         cluster: None,
+        cooperative: false,
     };
     // SAFETY: the caller's guarantees are passed on.
     unsafe { launch(f, config, kernel_params, extra) }
@@ -86,6 +87,7 @@ pub unsafe extern "C" fn cuLaunchKernel(
 
 /// A launch whose blocks may all be resident at once, as grid-wide synchronization needs:
 /// a grid larger than the device holds fails with `CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE`.
+/// Its grid barrier works (`LaunchConfig::cooperative`).
 ///
 /// # Safety
 /// As for [`cuLaunchKernel`] (arguments as `kernel_params` only).
@@ -100,40 +102,32 @@ pub unsafe extern "C" fn cuLaunchCooperativeKernel(
     block_y: c_uint,
     block_z: c_uint,
     shared_mem_bytes: c_uint,
-    stream: Handle,
+    _stream: Handle,
     kernel_params: *const *const c_void,
 ) -> CUresult {
-    let fits = call_in_context(|| {
-        let block = block_x as u64 * block_y as u64 * block_z as u64;
-        let grid = grid_x as u64 * grid_y as u64 * grid_z as u64;
-        let most = super::occupancy::max_resident_blocks(f, block, shared_mem_bytes as u64)?;
-        if grid > most {
-            debug(&format!(
-                "cuLaunchCooperativeKernel: {grid} blocks of {block} threads, at most {most} resident"
-            ));
-            return Err(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
-        }
-        Ok(())
-    });
-    if fits != CUDA_SUCCESS {
-        return fits;
-    }
+    let config = LaunchConfig {
+        grid: Dim3::new(grid_x, grid_y, grid_z),
+        block: Dim3::new(block_x, block_y, block_z),
+        dynamic_shared_bytes: shared_mem_bytes,
+        cluster: None,
+        cooperative: true,
+    };
     // SAFETY: the caller's guarantees are passed on.
-    unsafe {
-        cuLaunchKernel(
-            f,
-            grid_x,
-            grid_y,
-            grid_z,
-            block_x,
-            block_y,
-            block_z,
-            shared_mem_bytes,
-            stream,
-            kernel_params,
-            std::ptr::null(),
-        )
+    unsafe { launch(f, config, kernel_params, std::ptr::null()) }
+}
+
+/// Whether a cooperative launch's blocks can all be resident at once.
+fn fits_cooperatively(f: Handle, config: &LaunchConfig) -> Result<(), CUresult> {
+    let (block, grid) = (config.block.count(), config.grid.count());
+    let shared = config.dynamic_shared_bytes as u64;
+    let most = super::occupancy::max_resident_blocks(f, block, shared)?;
+    if grid > most {
+        debug(&format!(
+            "cooperative launch: {grid} blocks of {block} threads, at most {most} resident"
+        ));
+        return Err(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
     }
+    Ok(())
 }
 
 /// `CUlaunchConfig`.
@@ -185,18 +179,15 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
         (false, n) => unsafe { std::slice::from_raw_parts(c.attrs, n as usize) },
     };
     let mut cluster = None;
+    let mut cooperative = false;
     for a in attrs {
         match a.id {
             CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => {
                 let [x, y, z] = [a.value[0], a.value[1], a.value[2]];
                 cluster = Some(Dim3::new(x, y, z));
             }
-            // A grid whose blocks wait for each other is not supported (yet).
-            CU_LAUNCH_ATTRIBUTE_COOPERATIVE if a.value[0] != 0 => {
-                debug("cuLaunchKernelEx: cooperative launches are not supported");
-                return CUDA_ERROR_NOT_SUPPORTED;
-            }
-            CU_LAUNCH_ATTRIBUTE_IGNORE | CU_LAUNCH_ATTRIBUTE_COOPERATIVE => {}
+            CU_LAUNCH_ATTRIBUTE_COOPERATIVE => cooperative = a.value[0] != 0,
+            CU_LAUNCH_ATTRIBUTE_IGNORE => {}
             id if NO_EFFECT.contains(&id) => {}
             id => {
                 debug(&format!(
@@ -211,6 +202,7 @@ pub unsafe extern "C" fn cuLaunchKernelEx(
         block: Dim3::new(c.block[0], c.block[1], c.block[2]),
         dynamic_shared_bytes: c.shared_mem_bytes,
         cluster,
+        cooperative,
     };
     // SAFETY: the caller's guarantees are passed on.
     unsafe { launch(f, config, kernel_params, extra) }
@@ -227,6 +219,9 @@ unsafe fn launch(
     extra: *const *mut c_void,
 ) -> CUresult {
     call_in_context(|| {
+        if config.cooperative {
+            fits_cooperatively(f, &config)?;
+        }
         let kernel = FUNCTIONS
             .with(f, |(_, k)| k.clone())?
             .with_timeout(launch_timeout());

@@ -1,7 +1,9 @@
 //! `cuLink*`: PTX inputs linked into one image ([`ptxjit::link`]), which is PTX text, so that
-//! `cuModuleLoadData` and `cuLibraryLoadData` load it like any other. Inputs that are machine
-//! code for a GPU (cubins, fatbins, objects, libraries) or LTO-IR cannot run here: adding one
-//! fails with a result code and a message in the error log.
+//! `cuModuleLoadData` and `cuLibraryLoadData` load it like any other. A fatbin, host object
+//! or library gives the PTX it carries (`fatbin`; a library's members give only what the
+//! other inputs use, as CUDA's `libcudadevrt.a` gives the grid barrier). Machine code alone
+//! (a cubin, a container without PTX) or LTO-IR cannot run here: adding one fails with a
+//! result code and a message in the error log.
 
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 
@@ -9,11 +11,18 @@ use super::module::{LogBuffer, jit_logs, write_log};
 use super::*;
 
 struct Link {
-    inputs: Vec<(String, String)>,
+    inputs: Vec<Input>,
     error_log: LogBuffer,
     info_log: LogBuffer,
     /// The linked image, NUL-terminated, once complete (valid until the link is destroyed).
     image: Vec<u8>,
+}
+
+/// One input's PTX: its name, its text, whether it comes from a library.
+struct Input {
+    name: String,
+    text: String,
+    library: bool,
 }
 
 // SAFETY: the log pointers are the caller's buffers, written only from calls on this link.
@@ -23,6 +32,9 @@ static LINKS: Table<Link> = Table::new();
 
 const CU_JIT_INPUT_CUBIN: c_int = 0;
 const CU_JIT_INPUT_PTX: c_int = 1;
+const CU_JIT_INPUT_FATBINARY: c_int = 2;
+const CU_JIT_INPUT_OBJECT: c_int = 3;
+const CU_JIT_INPUT_LIBRARY: c_int = 4;
 const CU_JIT_INPUT_NVVM: c_int = 5;
 
 /// # Safety
@@ -59,22 +71,100 @@ fn add(state: Handle, kind: c_int, data: &[u8], name: &str) -> Result<(), CUresu
         let _ = LINKS.with(state, |l| write_log(l.error_log.0, l.error_log.1, &message));
         Err(code)
     };
-    match kind {
+    let input = |name: String, text: String, library: bool| Input {
+        name,
+        text,
+        library,
+    };
+    let inputs = match kind {
         CU_JIT_INPUT_PTX => {
             let text = CStr::from_bytes_until_nul(data)
                 .map(|c| c.to_string_lossy().into_owned())
                 .unwrap_or_else(|_| String::from_utf8_lossy(data).into_owned());
-            LINKS.with(state, |l| l.inputs.push((name.to_string(), text)))
+            vec![input(name.to_string(), text, false)]
         }
-        CU_JIT_INPUT_NVVM => refuse(
-            CUDA_ERROR_NOT_SUPPORTED,
-            "LTO-IR cannot be linked here: ptxjit runs PTX (compile without LTO)",
-        ),
-        CU_JIT_INPUT_CUBIN..=4 => refuse(
-            CUDA_ERROR_NO_BINARY_FOR_GPU,
-            "GPU machine code (cubin, fatbin, object or library) cannot run here: link PTX",
-        ),
-        _ => Err(CUDA_ERROR_INVALID_VALUE),
+        CU_JIT_INPUT_FATBINARY | CU_JIT_INPUT_OBJECT => {
+            let mut contents = fatbin::Contents::default();
+            let read = match kind {
+                CU_JIT_INPUT_FATBINARY if fatbin::is_fatbin(data) => {
+                    fatbin::read_fatbins(data, &mut contents)
+                }
+                CU_JIT_INPUT_FATBINARY => Err("not a fatbin".into()),
+                _ => fatbin::read_object(data, &mut contents),
+            };
+            if let Err(why) = read {
+                return refuse(CUDA_ERROR_INVALID_IMAGE, &why);
+            }
+            match ptx_of(contents) {
+                Ok(text) => vec![input(name.to_string(), text, false)],
+                Err(why) => return refuse(CUDA_ERROR_NO_BINARY_FOR_GPU, &why),
+            }
+        }
+        CU_JIT_INPUT_LIBRARY => {
+            let members = match fatbin::archive_members(data) {
+                Ok(m) => m,
+                Err(why) => return refuse(CUDA_ERROR_INVALID_IMAGE, &why),
+            };
+            let mut inputs = Vec::new();
+            let mut machine_code = Vec::new();
+            for (k, member) in members.iter().enumerate() {
+                let mut contents = fatbin::Contents::default();
+                if let Err(why) = fatbin::read_object(member, &mut contents) {
+                    return refuse(CUDA_ERROR_INVALID_IMAGE, &format!("member {k}: {why}"));
+                }
+                machine_code.extend_from_slice(&contents.machine_code);
+                if let Some(ptx) = fatbin::pick(contents, device_sm()) {
+                    inputs.push(input(format!("{name}({k})"), ptx.text, true));
+                }
+            }
+            if inputs.is_empty() {
+                let why = fatbin::Contents {
+                    ptx: Vec::new(),
+                    machine_code,
+                };
+                return refuse(
+                    CUDA_ERROR_NO_BINARY_FOR_GPU,
+                    &ptx_of(why).err().unwrap_or_default(),
+                );
+            }
+            inputs
+        }
+        CU_JIT_INPUT_NVVM => {
+            return refuse(
+                CUDA_ERROR_NOT_SUPPORTED,
+                "LTO-IR cannot be linked here: ptxjit runs PTX (compile without LTO)",
+            );
+        }
+        CU_JIT_INPUT_CUBIN => {
+            return refuse(
+                CUDA_ERROR_NO_BINARY_FOR_GPU,
+                "GPU machine code (a cubin) cannot run here: link PTX",
+            );
+        }
+        _ => return Err(CUDA_ERROR_INVALID_VALUE),
+    };
+    LINKS.with(state, |l| l.inputs.extend(inputs))
+}
+
+/// The `sm_` number of the device (`COMPUTE_CAPABILITY`).
+fn device_sm() -> u32 {
+    let (major, minor) = super::context::COMPUTE_CAPABILITY;
+    (major * 10 + minor) as u32
+}
+
+/// The PTX a container gives, or why there is none.
+fn ptx_of(contents: fatbin::Contents) -> Result<String, String> {
+    let machine_code = contents.machine_code.clone();
+    match fatbin::pick(contents, device_sm()) {
+        Some(ptx) => Ok(ptx.text),
+        None if machine_code.is_empty() => Err("holds no PTX".into()),
+        None => {
+            let archs: Vec<String> = machine_code.iter().map(|a| format!("sm_{a}")).collect();
+            Err(format!(
+                "holds GPU machine code only ({}), which cannot run here: link PTX",
+                archs.join(", ")
+            ))
+        }
     }
 }
 
@@ -159,7 +249,11 @@ pub unsafe extern "C" fn cuLinkComplete(
             let inputs: Vec<ptxjit::LinkInput> = l
                 .inputs
                 .iter()
-                .map(|(name, text)| ptxjit::LinkInput { name, text })
+                .map(|i| ptxjit::LinkInput {
+                    name: &i.name,
+                    text: &i.text,
+                    library: i.library,
+                })
                 .collect();
             if inputs.is_empty() {
                 return Err("nothing to link".to_string());

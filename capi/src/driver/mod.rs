@@ -9,6 +9,7 @@
 
 pub mod context;
 pub mod errors;
+mod fatbin;
 pub mod launch;
 pub mod link;
 pub mod memory;
