@@ -23,7 +23,7 @@ const GRID_SYNC: (&str, &[u32], &[u32]) = ("__cuda_syscall_CGS_sync", &[4], &[8,
 /// Rewrites `module`'s calls as described above.
 pub fn rewrite(module: &mut Module) -> Result<(), Vec<Diagnostic>> {
     mark_grid_syncs(module);
-    let cooperative = cooperative_functions(module);
+    let cooperative = inlined_functions(module);
     for f in (0..module.functions.len()).filter(|&f| cooperative[f]) {
         hoist_shared_variables(module, f);
     }
@@ -35,12 +35,6 @@ pub fn rewrite(module: &mut Module) -> Result<(), Vec<Diagnostic>> {
         }
     }
     if diags.is_empty() { Ok(()) } else { Err(diags) }
-}
-
-/// For each function, whether it is a `.func` that waits for other threads (and so is
-/// inlined at every direct call).
-pub fn inlined_functions(module: &Module) -> Vec<bool> {
-    cooperative_functions(module)
 }
 
 fn callee(inst: &Inst) -> Option<FuncId> {
@@ -72,9 +66,9 @@ fn mark_grid_syncs(module: &mut Module) {
     }
 }
 
-/// For each function: a defined `.func` that waits for other threads, itself or through the
-/// functions it calls directly.
-fn cooperative_functions(module: &Module) -> Vec<bool> {
+/// For each function, whether it is a defined `.func` that waits for other threads, itself or
+/// through the functions it calls directly (and so is inlined at every direct call).
+pub fn inlined_functions(module: &Module) -> Vec<bool> {
     let fs = &module.functions;
     let mut coop: Vec<bool> = fs
         .iter()
