@@ -1,5 +1,8 @@
 //! `cargo bench`: the same report as `ptxjit bench` (`-- --quick` for the short run).
 
+#[path = "../src/bench.rs"]
+mod bench;
+
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     // `-- --only compute,features`: just those groups.
@@ -10,5 +13,5 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .map(|g| g.split(',').map(String::from).collect())
         .unwrap_or_default();
-    ptxjit::bench::print_report(&ptxjit::bench::Options { quick, only });
+    bench::print_report(&bench::Options { quick, only });
 }

@@ -1,12 +1,15 @@
 //! The performance measurements behind `ptxjit bench` and `cargo bench`: each one a value, a
 //! baseline measured in the same run, their ratio and the target for it.
+//!
+//! A module of the `ptxjit` binary and of `benches/ptxjit.rs`, not of the library: it uses
+//! only the library's public interface, and what users link carries no harness.
 
 use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use crate::semantics::half::{self as reference, F16};
-use crate::{Arg, CompileOptions, DeviceBuffer, Dim3, LaunchConfig, Module, OptLevel, Schedule};
+use ptxjit::semantics::half::{self as reference, F16};
+use ptxjit::{Arg, CompileOptions, DeviceBuffer, Dim3, LaunchConfig, Module, OptLevel, Schedule};
 
 /// One line of the report.
 #[derive(Clone, Debug)]
@@ -363,7 +366,7 @@ fn compute(opts: &Options) -> Vec<Measurement> {
 
 /// The default compilation against each of its speed features turned off, on the fma chain
 /// (latency-bound) and the axpy (throughput-bound): the measurements behind keeping them.
-/// The precompiled f16x2 helpers (`crate::native`) vs the inline IR, lane groups
+/// The precompiled f16x2 helpers (`ptxjit::native`) vs the inline IR, lane groups
 /// (`lower::lanes`) vs one thread at a time, and the address checks (`lower::confine`) vs
 /// none (a ratio below 1: what confinement costs).
 fn features(opts: &Options) -> Vec<Measurement> {
@@ -371,7 +374,7 @@ fn features(opts: &Options) -> Vec<Measurement> {
         (
             "lane_groups",
             CompileOptions {
-                lane_groups: crate::jit::LaneGroups::Off,
+                lane_groups: ptxjit::LaneGroups::Off,
                 ..CompileOptions::default()
             },
         ),
@@ -383,7 +386,7 @@ fn features(opts: &Options) -> Vec<Measurement> {
             },
         ),
     ];
-    if crate::native::available() {
+    if ptxjit::native::available() {
         variants.push((
             "f16x2_helpers",
             CompileOptions {
@@ -465,7 +468,7 @@ fn interpreter(opts: &Options) -> Vec<Measurement> {
         let jit = Module::from_ptx(text).expect("kernel compiles");
         let kernel = jit.kernel(entry).expect("kernel");
         let interp =
-            crate::interp::Interpreter::from_ptx("bench.ptx", text).expect("kernel checks");
+            ptxjit::interp::Interpreter::from_ptx("bench.ptx", text).expect("kernel checks");
         let t_jit =
             median_time(3, || kernel.launch_with(&config, args).expect("jit")).as_secs_f64();
         let t_int = median_time(1, || {
@@ -790,6 +793,8 @@ fn scaling(opts: &Options) -> Vec<Measurement> {
 
 #[cfg(test)]
 mod tests {
+    // (Unused where `cargo bench`'s harness-less target drops the tests.)
+    #[allow(unused_imports)]
     use super::*;
 
     #[test]

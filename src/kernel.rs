@@ -268,6 +268,26 @@ pub struct Kernel {
     timeout: Option<Duration>,
 }
 
+/// The time of each launch of [`Kernel::launch_repeated`], in order: the first (which also
+/// pays for compiling a tier chosen at launch) and the others.
+#[derive(Clone, Debug)]
+pub struct LaunchTimes {
+    pub times: Vec<std::time::Duration>,
+}
+
+impl LaunchTimes {
+    pub fn first(&self) -> std::time::Duration {
+        self.times[0]
+    }
+
+    /// The fastest and the median of the launches after the first (`None` for one launch).
+    pub fn min_and_median_after_first(&self) -> Option<(std::time::Duration, std::time::Duration)> {
+        let mut rest = self.times[1..].to_vec();
+        rest.sort();
+        Some((*rest.first()?, rest[rest.len() / 2]))
+    }
+}
+
 impl Kernel {
     /// The same kernel, whose launches stop with an error after `timeout` (a kernel that loops
     /// forever then returns instead of hanging; no worker stays busy).
@@ -351,6 +371,28 @@ impl Kernel {
 
     pub fn launch_with(&self, config: &LaunchConfig, args: &[Arg]) -> Result<()> {
         self.launch_scheduled(config, args, ptxjit_runtime::Schedule::WorkStealing)
+    }
+
+    /// Launches `n` times (at least once) and times each launch, calling `between` before
+    /// every launch after the first, outside the timing (to restore inputs a kernel writes
+    /// in place, say). Stops at the first launch that fails.
+    pub fn launch_repeated(
+        &self,
+        config: &LaunchConfig,
+        args: &[Arg],
+        n: usize,
+        mut between: impl FnMut(),
+    ) -> Result<LaunchTimes> {
+        let mut times = Vec::with_capacity(n.max(1));
+        for i in 0..n.max(1) {
+            if i > 0 {
+                between();
+            }
+            let start = std::time::Instant::now();
+            self.launch_with(config, args)?;
+            times.push(start.elapsed());
+        }
+        Ok(LaunchTimes { times })
     }
 
     /// [`launch_with`](Self::launch_with) with a choice of how blocks are spread over the

@@ -12,7 +12,6 @@
 //! # Ok(()) }
 //! ```
 
-pub mod bench;
 pub mod cli;
 pub mod device_heap;
 pub mod error;
@@ -37,6 +36,6 @@ pub mod wgmma;
 
 pub use error::{Diagnostic, Error, Result};
 pub use jit::{CompileOptions, LaneGroups, OptLevel};
-pub use kernel::{Arg, Kernel, KernelAttributes, Module, ParamInfo, check_ptx};
+pub use kernel::{Arg, Kernel, KernelAttributes, LaunchTimes, Module, ParamInfo, check_ptx};
 pub use link::{LinkInput, link};
 pub use ptxjit_runtime::{DeviceBuffer, Dim3, LaunchConfig, Schedule};

@@ -1,5 +1,7 @@
 //! The `ptxjit` command: run, check, or show the Cranelift IR of PTX kernels.
 
+mod bench;
+
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -39,41 +41,50 @@ enum Elem {
     S64,
 }
 
+/// `ptxjit run`'s arguments.
+#[derive(clap::Args)]
+struct RunArgs {
+    file: String,
+    /// The kernel; may be left out when the module has exactly one .entry.
+    #[arg(long)]
+    kernel: Option<String>,
+    /// Grid size X[,Y[,Z]].
+    #[arg(long)]
+    grid: String,
+    /// Block size X[,Y[,Z]].
+    #[arg(long)]
+    block: String,
+    /// Blocks per cluster X[,Y[,Z]] (sm_90 thread block clusters).
+    #[arg(long)]
+    cluster: Option<String>,
+    /// One per kernel parameter, in order: TYPE:V, file:PATH, zeros:NBYTES, or a tensor
+    /// map tensormap:TYPE:DIMS:BOX{:key=value} (DIMS, BOX innermost first: 64x32; keys
+    /// strides=, steps=, interleave=, swizzle=32B/64B/128B, fill=nan, file=PATH, of=N).
+    #[arg(long = "arg", value_name = "SPEC")]
+    args: Vec<String>,
+    /// After the launch, write the buffer of parameter N (0-based) to PATH.
+    #[arg(long = "out", value_name = "N=PATH")]
+    outs: Vec<String>,
+    /// After the launch, print the buffer of parameter N as elements of TYPE.
+    #[arg(long = "print", value_name = "N:TYPE")]
+    prints: Vec<String>,
+    /// Bytes of dynamic (.extern .shared) memory per block.
+    #[arg(long, default_value_t = 0)]
+    shared_bytes: u32,
+    /// Stop the kernel with an error after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// Launch N times and report the first launch's time (compile included) and the fastest
+    /// and median of the others; every launch sees the inputs as given (buffers are restored
+    /// between launches, untimed), so --out and --print show one launch's results.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    repeat: usize,
+}
+
 #[derive(Subcommand)]
 enum Command {
     /// Launch a kernel.
-    Run {
-        file: String,
-        /// The kernel; may be left out when the module has exactly one .entry.
-        #[arg(long)]
-        kernel: Option<String>,
-        /// Grid size X[,Y[,Z]].
-        #[arg(long)]
-        grid: String,
-        /// Block size X[,Y[,Z]].
-        #[arg(long)]
-        block: String,
-        /// Blocks per cluster X[,Y[,Z]] (sm_90 thread block clusters).
-        #[arg(long)]
-        cluster: Option<String>,
-        /// One per kernel parameter, in order: TYPE:V, file:PATH, zeros:NBYTES, or a tensor
-        /// map tensormap:TYPE:DIMS:BOX{:key=value} (DIMS, BOX innermost first: 64x32; keys
-        /// strides=, steps=, interleave=, swizzle=32B/64B/128B, fill=nan, file=PATH, of=N).
-        #[arg(long = "arg", value_name = "SPEC")]
-        args: Vec<String>,
-        /// After the launch, write the buffer of parameter N (0-based) to PATH.
-        #[arg(long = "out", value_name = "N=PATH")]
-        outs: Vec<String>,
-        /// After the launch, print the buffer of parameter N as elements of TYPE.
-        #[arg(long = "print", value_name = "N:TYPE")]
-        prints: Vec<String>,
-        /// Bytes of dynamic (.extern .shared) memory per block.
-        #[arg(long, default_value_t = 0)]
-        shared_bytes: u32,
-        /// Stop the kernel with an error after this many seconds.
-        #[arg(long, value_name = "SECONDS")]
-        timeout: Option<f64>,
-    },
+    Run(RunArgs),
     /// Parse, check and compile every entry; print diagnostics.
     Check { file: String },
     /// Measure speed against native code and the machine's limits; one BENCH line each.
@@ -102,29 +113,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Run {
-            file,
-            kernel,
-            grid,
-            block,
-            cluster,
-            args,
-            outs,
-            prints,
-            shared_bytes,
-            timeout,
-        } => run(
-            &file,
-            kernel.as_deref(),
-            &grid,
-            &block,
-            cluster.as_deref(),
-            &args,
-            &outs,
-            &prints,
-            shared_bytes,
-            timeout,
-        ),
+        Command::Run(args) => run(&args),
         Command::Check { file } => check(&file),
         Command::Bench { quick, only } => bench(quick, only),
         Command::Clif {
@@ -180,28 +169,23 @@ fn parse_index_pair<'a>(s: &'a str, sep: char, what: &str) -> Result<(usize, &'a
     Ok((n, rest))
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run(
-    file: &str,
-    kernel: Option<&str>,
-    grid: &str,
-    block: &str,
-    cluster: Option<&str>,
-    specs: &[String],
-    outs: &[String],
-    prints: &[String],
-    shared_bytes: u32,
-    timeout: Option<f64>,
-) -> Result<(), String> {
-    let timeout = timeout
+fn run(a: &RunArgs) -> Result<(), String> {
+    let (specs, outs, prints) = (&a.args, &a.outs, &a.prints);
+    if a.repeat == 0 {
+        return Err("--repeat 0: launch at least once".into());
+    }
+    let timeout = a
+        .timeout
         .map(|t| {
             std::time::Duration::try_from_secs_f64(t).map_err(|_| {
                 format!("--timeout {t:e}: not a number of seconds from 0 to about 1.8e19")
             })
         })
         .transpose()?;
-    let module = load(file, &CompileOptions::default())?;
-    let name = pick_kernel(&module, kernel)?;
+    let compile_start = std::time::Instant::now();
+    let module = load(&a.file, &CompileOptions::default())?;
+    let compile = compile_start.elapsed();
+    let name = pick_kernel(&module, a.kernel.as_deref())?;
     let kernel = module
         .kernel(&name)
         .map_err(|e| e.to_string())?
@@ -269,15 +253,17 @@ fn run(
             }
         }
     }
-    let g = parse_dim(grid).map_err(|e| format!("--grid: {e}"))?;
-    let b = parse_dim(block).map_err(|e| format!("--block: {e}"))?;
-    let cluster = cluster
+    let g = parse_dim(&a.grid).map_err(|e| format!("--grid: {e}"))?;
+    let b = parse_dim(&a.block).map_err(|e| format!("--block: {e}"))?;
+    let cluster = a
+        .cluster
+        .as_deref()
         .map(|c| parse_dim(c).map_err(|e| format!("--cluster: {e}")))
         .transpose()?;
     let config = LaunchConfig {
         grid: Dim3::new(g[0], g[1], g[2]),
         block: Dim3::new(b[0], b[1], b[2]),
-        dynamic_shared_bytes: shared_bytes,
+        dynamic_shared_bytes: a.shared_bytes,
         cluster: cluster.map(|c| Dim3::new(c[0], c[1], c[2])),
         cooperative: false,
     };
@@ -297,11 +283,24 @@ fn run(
         Elem::from_str(ty, true)
             .map_err(|_| format!("--print {p}: unknown element type '{ty}'"))?;
     }
-    let start = std::time::Instant::now();
-    kernel
-        .launch_with(&config, &args)
+    // The inputs, to restore between repeated launches.
+    let inputs: Vec<Option<Vec<u8>>> = match a.repeat {
+        1 => Vec::new(),
+        _ => buffers
+            .iter()
+            .map(|b| b.as_ref().map(|b| b.to_bytes()))
+            .collect(),
+    };
+    let restore = || {
+        for (b, bytes) in buffers.iter().zip(&inputs) {
+            if let (Some(b), Some(bytes)) = (b, bytes) {
+                b.write_at(0, bytes).expect("the same size");
+            }
+        }
+    };
+    let times = kernel
+        .launch_repeated(&config, &args, a.repeat, restore)
         .map_err(|e| e.to_string())?;
-    let elapsed = start.elapsed();
     for o in outs {
         let (n, path) = parse_index_pair(o, '=', "N=PATH")?;
         std::fs::write(path, buffer_of(n)?.to_bytes())
@@ -320,9 +319,38 @@ fn run(
         "ran {name} on grid {:?} x block {:?} in {:.3} ms",
         g,
         b,
-        elapsed.as_secs_f64() * 1e3
+        times.first().as_secs_f64() * 1e3
     );
+    if let Some((min, median)) = times.min_and_median_after_first() {
+        eprintln!(
+            "repeat {}: first launch {} (with the module's compile, {}: {}); the other {}: \
+             min {}, median {}",
+            a.repeat,
+            duration(times.first()),
+            duration(compile),
+            duration(compile + times.first()),
+            a.repeat - 1,
+            duration(min),
+            duration(median)
+        );
+    }
     Ok(())
+}
+
+/// A duration with four significant digits in a fitting unit.
+fn duration(d: std::time::Duration) -> String {
+    let s = d.as_secs_f64();
+    let (v, unit) = match s {
+        s if s >= 1.0 => (s, "s"),
+        s if s >= 1e-3 => (s * 1e3, "ms"),
+        s => (s * 1e6, "µs"),
+    };
+    let decimals = match v {
+        v if v >= 100.0 => 1,
+        v if v >= 10.0 => 2,
+        _ => 3,
+    };
+    format!("{v:.decimals$} {unit}")
 }
 
 fn format_buffer(buf: &DeviceBuffer, elem: Elem) -> String {
@@ -387,16 +415,13 @@ fn bench(quick: bool, only: Vec<String>) -> Result<(), String> {
             "note: this is an unoptimized build; run `cargo run --release -- bench` for real figures"
         );
     }
-    if let Some(bad) = only
-        .iter()
-        .find(|g| !ptxjit::bench::GROUPS.contains(&g.as_str()))
-    {
+    if let Some(bad) = only.iter().find(|g| !bench::GROUPS.contains(&g.as_str())) {
         return Err(format!(
             "unknown bench group '{bad}' (groups: {})",
-            ptxjit::bench::GROUPS.join(", ")
+            bench::GROUPS.join(", ")
         ));
     }
-    ptxjit::bench::print_report(&ptxjit::bench::Options { quick, only });
+    bench::print_report(&bench::Options { quick, only });
     Ok(())
 }
 

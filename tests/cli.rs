@@ -53,6 +53,46 @@ fn run_writes_outputs_and_prints_buffers() {
 }
 
 #[test]
+fn repeat_times_each_launch_and_every_launch_sees_the_inputs_as_given() {
+    // h2_axpy updates y in place: after three launches y is still one launch's result.
+    let dir = std::env::temp_dir().join(format!("ptxjit-cli-repeat-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("y.bin");
+    let (ok, _, stderr) = ptxjit(&[
+        "run",
+        "examples/h2_axpy/h2_axpy.ptx",
+        "--grid",
+        "1",
+        "--block",
+        "4",
+        "--arg",
+        "u32:8",
+        "--arg",
+        "b32:0x42003800",
+        "--arg",
+        "file:examples/h2_axpy/x.bin",
+        "--arg",
+        "file:examples/h2_axpy/y.bin",
+        "--out",
+        &format!("3={}", out.display()),
+        "--repeat",
+        "3",
+    ]);
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read("examples/h2_axpy/expected_y.bin").unwrap()
+    );
+    assert!(stderr.contains("repeat 3: first launch "), "{stderr}");
+    assert!(stderr.contains("the other 2: min "), "{stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+    let (ok, _, stderr) = ptxjit(&[
+        "run", "x.ptx", "--grid", "1", "--block", "1", "--repeat", "0",
+    ]);
+    assert!(!ok && stderr.contains("--repeat 0"), "{stderr}");
+}
+
+#[test]
 fn by_value_f16_scalar_takes_an_f16_spec() {
     let (ok, stdout, stderr) = ptxjit(&[
         "run",
