@@ -8,7 +8,6 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
-use ptxjit::semantics::half::{self as reference, F16};
 use ptxjit::{Arg, CompileOptions, DeviceBuffer, Dim3, LaunchConfig, Module, OptLevel, Schedule};
 
 /// One line of the report.
@@ -217,55 +216,89 @@ fn chain_ptx(ty: &str) -> String {
     )
 }
 
-/// The same chain in plain Rust with the reference semantics (what a careful native
-/// implementation of the exact math does), on all cores.
+/// `a × b + c` of halves rounded once, as a Rust user writes it exactly with the `half`
+/// crate: the product is exact in f64 and the sum's error is known (Fast2Sum), so rounding
+/// to odd (f64, then f32) keeps the bits a single rounding to the half needs; the last
+/// rounding, from f32, is `half`'s own. (`half`'s `from_f64` would round twice.)
+fn fma_rounded_once(a: f64, b: f64, c: f64) -> f32 {
+    let p = a * b;
+    let s = p + c;
+    let e = if p.abs() >= c.abs() {
+        (p - s) + c
+    } else {
+        (c - s) + p
+    };
+    let s = to_odd(s, e);
+    let t = s as f32;
+    let t = if (t as f64) == s || t.to_bits() & 1 == 1 || !t.is_finite() {
+        t
+    } else if (t as f64 > s) == (t > 0.0) {
+        f32::from_bits(t.to_bits() - 1)
+    } else {
+        f32::from_bits(t.to_bits() + 1)
+    };
+    t
+}
+
+/// `s` rounded to odd, given the error `e` of its rounding to nearest: the neighbour with an
+/// odd last bit when inexact.
+fn to_odd(s: f64, e: f64) -> f64 {
+    if e == 0.0 || s.to_bits() & 1 == 1 || !s.is_finite() {
+        s
+    } else if (e > 0.0) == (s > 0.0) {
+        f64::from_bits(s.to_bits() + 1)
+    } else {
+        f64::from_bits(s.to_bits() - 1)
+    }
+}
+
+/// The same chain in plain Rust as a user writes it (exact, the `half` crate, rayon over all
+/// cores); `fma.rn.ftz.f16` flushes subnormal inputs and results to zero.
 fn native_chain(ty: &str, threads: usize, iters: u32, x: u32, c: u32) -> Vec<u32> {
-    let lane = |fma: fn(u16, u16, u16) -> u16, a: u32, x: u32, c: u32| -> u32 {
-        let mut lo = a as u16;
-        let mut hi = (a >> 16) as u16;
+    use half::{bf16, f16};
+    let fma16 = |a: u16, b: u16, c: u16| -> u16 {
+        let h = |v: u16| f16::from_bits(v).to_f64();
+        f16::from_f32(fma_rounded_once(h(a), h(b), h(c))).to_bits()
+    };
+    let fmab16 = |a: u16, b: u16, c: u16| -> u16 {
+        let h = |v: u16| bf16::from_bits(v).to_f64();
+        bf16::from_f32(fma_rounded_once(h(a), h(b), h(c))).to_bits()
+    };
+    let pair = |fma: &dyn Fn(u16, u16, u16) -> u16, a: u32| -> u32 {
+        let (mut lo, mut hi) = (a as u16, (a >> 16) as u16);
         for _ in 0..iters {
             lo = fma(lo, x as u16, c as u16);
             hi = fma(hi, (x >> 16) as u16, (c >> 16) as u16);
         }
         lo as u32 | (hi as u32) << 16
     };
+    let ftz = |h: u16| if h & 0x7C00 == 0 { h & 0x8000 } else { h };
     (0..threads as u32)
         .into_par_iter()
         .map(|g| match ty {
             "f16" => {
-                let ftz = |h: u16| F16.flush(h);
                 let mut acc = ((g as u16) & 0x03FF) | 0x3800;
                 for _ in 0..iters {
-                    acc = ftz(reference::fma_f16(ftz(acc), ftz(x as u16), ftz(c as u16)));
+                    acc = ftz(fma16(ftz(acc), ftz(x as u16), ftz(c as u16)));
                 }
                 acc as u32
             }
-            "f16x2" => lane(reference::fma_f16, (g & 0x03FF03FF) | 0x38003800, x, c),
-            _ => lane(reference::fma_bf16, (g & 0x007F03FF) | 0x3F003800, x, c),
+            "f16x2" => pair(&fma16, (g & 0x03FF03FF) | 0x38003800),
+            _ => pair(&fmab16, (g & 0x007F03FF) | 0x3F003800),
         })
         .collect()
 }
 
-/// gcc's `_Float16` chain (`-O3 -march=native -fopenmp`): the machine's practical ceiling.
-fn gcc_chain_gflops(threads: usize, iters: u32) -> Option<f64> {
-    let dir = std::env::temp_dir().join(format!("ptxjit-bench-{}", std::process::id()));
+/// Compiles the C program `source` with `gcc -O3 -march=native -fopenmp`, runs it with
+/// `args`, and returns its first output word (GFLOP/s) and the rest of its first line; `None`
+/// without gcc or when the program reports no result.
+fn gcc_gflops(name: &str, source: &str, args: &[String]) -> Option<(f64, String)> {
+    let dir = std::env::temp_dir().join(format!("ptxjit-bench-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).ok()?;
-    let src = dir.join("chain.c");
-    std::fs::write(
-        &src,
-        "#include <stdio.h>\n#include <stdlib.h>\n#include <omp.h>\n\
-         int main(int argc, char **argv) {\n int n = atoi(argv[1]), iters = atoi(argv[2]);\n\
-         _Float16 *acc = malloc(n * sizeof(_Float16)); _Float16 x = (_Float16)0.999f, c = (_Float16)0.001f;\n\
-         for (int i = 0; i < n; i++) acc[i] = (_Float16)(0.5f + (i & 1023) / 2048.0f);\n\
-         double best = 1e30;\n for (int r = 0; r < 5; r++) {\n  double t0 = omp_get_wtime();\n\
-         #pragma omp parallel for simd\n  for (int i = 0; i < n; i++) { _Float16 a = acc[i]; for (int k = 0; k < iters; k++) a = a * x + c; acc[i] = a; }\n\
-           double t = omp_get_wtime() - t0; if (t < best) best = t; }\n\
-         double s = 0; for (int i = 0; i < n; i++) s += acc[i];\n\
-         printf(\"%f %f\\n\", 2.0 * n * iters / best / 1e9, s);\n return 0;\n}\n",
-    )
-    .ok()?;
-    let exe = dir.join("chain");
-    let ok = std::process::Command::new("gcc")
+    let src = dir.join(format!("{name}.c"));
+    std::fs::write(&src, source).ok()?;
+    let exe = dir.join(name);
+    let built = std::process::Command::new("gcc")
         .args(["-O3", "-march=native", "-fopenmp", "-o"])
         .arg(&exe)
         .arg(&src)
@@ -273,18 +306,94 @@ fn gcc_chain_gflops(threads: usize, iters: u32) -> Option<f64> {
         .ok()?
         .status
         .success();
-    if !ok {
-        return None;
-    }
-    let out = std::process::Command::new(&exe)
-        .arg(threads.to_string())
-        .arg(iters.to_string())
-        .output()
-        .ok()?;
-    let text = String::from_utf8_lossy(&out.stdout);
-    let gflops = text.split_whitespace().next()?.parse().ok();
+    let out = built
+        .then(|| std::process::Command::new(&exe).args(args).output().ok())
+        .flatten();
     std::fs::remove_dir_all(&dir).ok();
-    gflops
+    let text = String::from_utf8_lossy(&out?.stdout).into_owned();
+    let line = text.lines().next()?;
+    let (first, rest) = line.split_once(' ').unwrap_or((line, ""));
+    let gflops: f64 = first.parse().ok()?;
+    (gflops > 0.0).then(|| (gflops, rest.trim().to_string()))
+}
+
+/// gcc's `_Float16` chain (`a = a * x + c`, which gcc computes in f32 and narrows each step):
+/// what C code with the compiler's half type gives.
+fn gcc_chain_gflops(threads: usize, iters: u32) -> Option<f64> {
+    let source = "#include <stdio.h>\n#include <stdlib.h>\n#include <omp.h>\n\
+         int main(int argc, char **argv) {\n int n = atoi(argv[1]), iters = atoi(argv[2]);\n\
+         _Float16 *acc = malloc(n * sizeof(_Float16)); _Float16 x = (_Float16)0.999f, c = (_Float16)0.001f;\n\
+         for (int i = 0; i < n; i++) acc[i] = (_Float16)(0.5f + (i & 1023) / 2048.0f);\n\
+         double best = 1e30;\n for (int r = 0; r < 5; r++) {\n  double t0 = omp_get_wtime();\n\
+         #pragma omp parallel for simd\n  for (int i = 0; i < n; i++) { _Float16 a = acc[i]; for (int k = 0; k < iters; k++) a = a * x + c; acc[i] = a; }\n\
+           double t = omp_get_wtime() - t0; if (t < best) best = t; }\n\
+         double s = 0; for (int i = 0; i < n; i++) s += acc[i];\n\
+         printf(\"%f %f\\n\", 2.0 * n * iters / best / 1e9, s);\n return 0;\n}\n";
+    gcc_gflops("chain", source, &[threads.to_string(), iters.to_string()]).map(|(g, _)| g)
+}
+
+/// The machine's ceiling for a chain of half fmas: C with intrinsics, 16 independent chains
+/// of vectors per thread, each step widening the halves (F16C), one f32 fma, and narrowing
+/// back: a rounding more than `fma.rn` (so an upper bound, not the same bits). AVX-512 where
+/// the CPU has it (16 halves a vector), else AVX2 + F16C + FMA (8); `None` without either.
+/// Returns GFLOP/s and the instruction set used.
+fn intrinsics_ceiling_gflops(halves: usize, iters: u32) -> Option<(f64, String)> {
+    let source = r#"#include <immintrin.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <omp.h>
+#if defined(__AVX512F__)
+#define ISA "avx512"
+#define W 16
+typedef __m512 vf; typedef __m256i vh;
+#define LOAD(p) _mm256_loadu_si256((const __m256i *)(p))
+#define STORE(p, v) _mm256_storeu_si256((__m256i *)(p), v)
+#define WIDEN _mm512_cvtph_ps
+#define NARROW(v) _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)
+#define FMA _mm512_fmadd_ps
+#define SET1 _mm512_set1_ps
+#elif defined(__F16C__) && defined(__FMA__) && defined(__AVX2__)
+#define ISA "avx2+f16c+fma"
+#define W 8
+typedef __m256 vf; typedef __m128i vh;
+#define LOAD(p) _mm_loadu_si128((const __m128i *)(p))
+#define STORE(p, v) _mm_storeu_si128((__m128i *)(p), v)
+#define WIDEN _mm256_cvtph_ps
+#define NARROW(v) _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)
+#define FMA _mm256_fmadd_ps
+#define SET1 _mm256_set1_ps
+#endif
+int main(int argc, char **argv) {
+#ifndef ISA
+  printf("0 none\n"); return 0;
+#else
+  long n = atol(argv[1]); int iters = atoi(argv[2]);
+  enum { CHAINS = 16, GROUP = CHAINS * W };
+  n = n / GROUP * GROUP;
+  unsigned short *acc = aligned_alloc(64, n * 2);
+  for (long i = 0; i < n; i++) acc[i] = 0x3800 | (i & 0x3FF);
+  double best = 1e30;
+  for (int r = 0; r < 5; r++) {
+    double t0 = omp_get_wtime();
+#pragma omp parallel for
+    for (long g = 0; g < n; g += GROUP) {
+      vf x = SET1(0.999f), c = SET1(0.001f);
+      vh a[CHAINS];
+      for (int k = 0; k < CHAINS; k++) a[k] = LOAD(acc + g + k * W);
+      for (int it = 0; it < iters; it++)
+        for (int k = 0; k < CHAINS; k++) a[k] = NARROW(FMA(WIDEN(a[k]), x, c));
+      for (int k = 0; k < CHAINS; k++) STORE(acc + g + k * W, a[k]);
+    }
+    double t = omp_get_wtime() - t0; if (t < best) best = t;
+  }
+  unsigned long sum = 0; for (long i = 0; i < n; i++) sum += acc[i];
+  printf("%f %s %lu\n", 2.0 * n * iters / best / 1e9, ISA, sum);
+  return 0;
+#endif
+}
+"#;
+    gcc_gflops("ceiling", source, &[halves.to_string(), iters.to_string()])
+        .map(|(g, rest)| (g, rest.split(' ').next().unwrap_or("").to_string()))
 }
 
 fn compute(opts: &Options) -> Vec<Measurement> {
@@ -292,6 +401,7 @@ fn compute(opts: &Options) -> Vec<Measurement> {
     let threads: usize = if opts.quick { 1 << 15 } else { 1 << 18 };
     let mut out = Vec::new();
     let gcc = gcc_chain_gflops(threads * 2, iters);
+    let ceiling = intrinsics_ceiling_gflops(threads * 2, iters);
     for ty in ["f16x2", "bf16x2", "f16"] {
         let module = Module::from_ptx(&chain_ptx(ty)).expect("chain kernel compiles");
         let kernel = module.kernel("chain").expect("chain");
@@ -338,11 +448,29 @@ fn compute(opts: &Options) -> Vec<Measurement> {
             ratio: g_jit / g_native,
             target: Some(10.0),
             note: if agree {
-                "bits agree".into()
+                "bits agree; exact Rust with the half crate, rayon".into()
             } else {
-                "RESULTS DIFFER from the native reference".into()
+                "RESULTS DIFFER from exact Rust".into()
             },
         });
+        if ty == "f16x2" {
+            let (g, isa) = ceiling.clone().unwrap_or((f64::NAN, String::new()));
+            out.push(Measurement {
+                name: "fma_chain_f16x2_vs_intrinsics_ceiling".into(),
+                value: g_jit,
+                unit: "GFLOP/s",
+                baseline: g,
+                baseline_unit: "GFLOP/s(C)",
+                ratio: g_jit / g,
+                target: Some(0.5),
+                note: match ceiling {
+                    Some(_) => format!(
+                        "C intrinsics ({isa}), 16 vector chains a thread: widen, f32 fma, narrow"
+                    ),
+                    None => "no gcc, or neither AVX-512 nor AVX2 + F16C + FMA".into(),
+                },
+            });
+        }
         if ty != "bf16x2" {
             let g = gcc.unwrap_or(f64::NAN);
             out.push(Measurement {
@@ -796,6 +924,45 @@ mod tests {
     // (Unused where `cargo bench`'s harness-less target drops the tests.)
     #[allow(unused_imports)]
     use super::*;
+
+    #[test]
+    fn the_users_exact_fma_rounds_once_as_the_reference_does() {
+        use half::{bf16, f16};
+        use ptxjit::semantics::half as reference;
+        // Every exponent pairing the chain can meet, and the cases where a sum needs more
+        // bits than an f64 has (a product far above or below the addend).
+        let mut rng = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng as u16
+        };
+        for _ in 0..200_000 {
+            let (a, b, c) = (next() & 0x7BFF, next(), next());
+            let h = |v: u16| f16::from_bits(v).to_f64();
+            let ours = f16::from_f32(fma_rounded_once(h(a), h(b), h(c))).to_bits();
+            let finite = |v: u16| v & 0x7C00 != 0x7C00;
+            if finite(a) && finite(b) && finite(c) && finite(ours) {
+                assert_eq!(
+                    ours,
+                    reference::fma_f16(a, b, c),
+                    "f16 {a:04x} {b:04x} {c:04x}"
+                );
+            }
+            let (a, b, c) = (a & 0x7F7F, b, c);
+            let h = |v: u16| bf16::from_bits(v).to_f64();
+            let ours = bf16::from_f32(fma_rounded_once(h(a), h(b), h(c))).to_bits();
+            let finite = |v: u16| v & 0x7F80 != 0x7F80;
+            if finite(a) && finite(b) && finite(c) && finite(ours) {
+                assert_eq!(
+                    ours,
+                    reference::fma_bf16(a, b, c),
+                    "bf16 {a:04x} {b:04x} {c:04x}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn generated_kernels_compile_and_have_the_asked_size() {

@@ -7,6 +7,11 @@
 //! that nothing defines stays a declaration, and loading the result reports it as the single
 //! module would.
 //!
+//! The driver links by name: a declaration whose return values differ from the definition's
+//! (numba declares a C function returning `void` as returning a value) still reaches it,
+//! through an adapter with the declaration's signature in the declaring input, whose return
+//! values are left unwritten, as on the GPU.
+//!
 //! An input from a library (an archive such as CUDA's `libcudadevrt.a`) gives only what the
 //! other inputs need: the visible definitions that resolve one of their names, with what
 //! those use in turn, as a static linker takes archive members.
@@ -54,7 +59,11 @@ pub fn link(inputs: &[LinkInput]) -> Result<String> {
     let mut out = header(&parsed);
     let mut declared = std::collections::HashSet::new();
     for (n, p) in parsed.iter().enumerate() {
-        let renames = local_renames(n, &parsed, &winners);
+        let mut renames = local_renames(n, &parsed, &winners);
+        let adapters = return_adapters(n, &parsed, &winners);
+        for name in adapters.keys() {
+            renames.insert(name.clone(), adapter_name(name, n));
+        }
         let defines_locally = |name: &str| {
             p.module
                 .items
@@ -70,6 +79,12 @@ pub fn link(inputs: &[LinkInput]) -> Result<String> {
             .map(|(i, _)| i)
         {
             let name = renames.get(&item.name).unwrap_or(&item.name);
+            if let Some(adapter) = adapters.get(&item.name).filter(|_| !item.defines) {
+                if declared.insert(name.clone()) {
+                    out.push_str(adapter);
+                }
+                continue;
+            }
             let keep = match (item.defines, item.visible) {
                 (true, false) => true,
                 (true, true) => winners[&item.name] == n,
@@ -151,6 +166,86 @@ fn words(text: &str) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+fn adapter_name(name: &str, n: usize) -> String {
+    format!("{name}_link{n}_returns")
+}
+
+/// For each function input `n` declares whose visible definition elsewhere has the same
+/// parameters but other return values: the adapter's text.
+fn return_adapters(
+    n: usize,
+    parsed: &[Parsed],
+    winners: &HashMap<String, usize>,
+) -> HashMap<String, String> {
+    let sizes = |ps: &[ast::ParamDecl]| ps.iter().map(|p| p.size()).collect::<Vec<_>>();
+    let mut adapters = HashMap::new();
+    for decl in parsed[n]
+        .module
+        .functions
+        .iter()
+        .filter(|f| f.body.is_none())
+    {
+        let Some(&w) = winners.get(&decl.name).filter(|&&w| w != n) else {
+            continue;
+        };
+        let Some(def) = parsed[w]
+            .module
+            .functions
+            .iter()
+            .find(|f| f.name == decl.name && f.body.is_some())
+        else {
+            continue;
+        };
+        if sizes(&decl.params) != sizes(&def.params) || sizes(&decl.returns) == sizes(&def.returns)
+        {
+            continue;
+        }
+        let param = |prefix: &str, k: usize, p: &ast::ParamDecl| {
+            format!(
+                ".param .align {} .b8 {prefix}{k}[{}]",
+                p.alignment(),
+                p.size()
+            )
+        };
+        let list = |prefix: &str, ps: &[ast::ParamDecl]| {
+            ps.iter()
+                .enumerate()
+                .map(|(k, p)| param(prefix, k, p))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let names = |prefix: &str, count: usize| {
+            (0..count)
+                .map(|k| format!("{prefix}{k}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let temps: String = def
+            .returns
+            .iter()
+            .enumerate()
+            .map(|(k, p)| format!("{};\n", param("t", k, p)))
+            .collect();
+        let returns = match def.returns.len() {
+            0 => String::new(),
+            k => format!("({}), ", names("t", k)),
+        };
+        let own_returns = match decl.returns.len() {
+            0 => String::new(),
+            _ => format!("({}) ", list("r", &decl.returns)),
+        };
+        let text = format!(
+            ".func {own_returns}{}({})\n{{\n{temps}call.uni {returns}{}, ({});\nret;\n}}\n",
+            adapter_name(&decl.name, n),
+            list("a", &decl.params),
+            decl.name,
+            names("a", decl.params.len()),
+        );
+        adapters.insert(decl.name.clone(), text);
+    }
+    adapters
 }
 
 /// For each name that some input defines visibly, the input whose definition stands: a

@@ -157,3 +157,34 @@ fn a_library_nothing_uses_adds_nothing_not_even_its_target() {
         "{text}"
     );
 }
+
+#[test]
+fn a_declaration_with_other_return_values_reaches_the_definition_by_name() {
+    // numba declares a C function returning `void` as returning an int, and the reverse.
+    let caller = format!(
+        "{HEADER}.extern .func (.param .b32 r) store(.param .b64 p, .param .b32 v);\n\
+         .extern .func twice_into(.param .b64 p);\n\
+         .visible .entry k(.param .u64 out)\n{{\n.reg .b32 %r<3>;\n.reg .b64 %rd<2>;\n\
+         ld.param.u64 %rd1, [out];\n\
+         {{ .param .b64 p; st.param.b64 [p], %rd1; .param .b32 v; st.param.b32 [v], 21;\n\
+         .param .b32 q; call.uni (q), store, (p, v); ld.param.b32 %r1, [q]; }}\n\
+         {{ .param .b64 p; st.param.b64 [p], %rd1; call.uni twice_into, (p); }}\nret;\n}}\n"
+    );
+    let callee = format!(
+        "{HEADER}.visible .func store(.param .b64 p, .param .b32 v)\n{{\n.reg .b32 %a;\n\
+         .reg .b64 %b;\nld.param.b64 %b, [p];\nld.param.b32 %a, [v];\nst.u32 [%b], %a;\nret;\n}}\n\
+         .visible .func (.param .b32 r) twice_into(.param .b64 p)\n{{\n.reg .b32 %a;\n\
+         .reg .b64 %b;\nld.param.b64 %b, [p];\nld.u32 %a, [%b];\nadd.u32 %a, %a, %a;\n\
+         st.u32 [%b], %a;\nst.param.b32 [r], %a;\nret;\n}}\n"
+    );
+    let text = link_named(&[("a.ptx", &caller), ("b.ptx", &callee)]).unwrap();
+    assert_eq!(run(&text), 42);
+    // Parameters that differ are still an error where the call is checked.
+    let wrong = callee.replace(
+        "store(.param .b64 p, .param .b32 v)",
+        "store(.param .b64 p)",
+    );
+    let wrong = wrong.replace("ld.param.b32 %a, [v];\n", "");
+    let text = link_named(&[("a.ptx", &caller), ("b.ptx", &wrong)]).unwrap();
+    assert!(Module::from_ptx(&text).is_err());
+}
