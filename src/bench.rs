@@ -228,27 +228,21 @@ fn fma_rounded_once(a: f64, b: f64, c: f64) -> f32 {
     } else {
         (c - s) + p
     };
-    let s = to_odd(s, e);
+    let s = f64::from_bits(to_odd(s.to_bits(), e, s > 0.0, s.is_finite()));
     let t = s as f32;
-    let t = if (t as f64) == s || t.to_bits() & 1 == 1 || !t.is_finite() {
-        t
-    } else if (t as f64 > s) == (t > 0.0) {
-        f32::from_bits(t.to_bits() - 1)
-    } else {
-        f32::from_bits(t.to_bits() + 1)
-    };
-    t
+    f32::from_bits(to_odd(t.to_bits() as u64, s - t as f64, s > 0.0, t.is_finite()) as u32)
 }
 
-/// `s` rounded to odd, given the error `e` of its rounding to nearest: the neighbour with an
-/// odd last bit when inexact.
-fn to_odd(s: f64, e: f64) -> f64 {
-    if e == 0.0 || s.to_bits() & 1 == 1 || !s.is_finite() {
-        s
-    } else if (e > 0.0) == (s > 0.0) {
-        f64::from_bits(s.to_bits() + 1)
+/// The bits of a value rounded to odd, given its bits rounded to nearest, the rounding's
+/// error `e` (exact − rounded) and the exact value's sign: the neighbour with an odd last bit
+/// when inexact (from a zero, the smallest subnormal of that sign).
+fn to_odd(bits: u64, e: f64, positive: bool, finite: bool) -> u64 {
+    if e == 0.0 || bits & 1 == 1 || !finite {
+        bits
+    } else if (e > 0.0) == positive {
+        bits + 1
     } else {
-        f64::from_bits(s.to_bits() - 1)
+        bits - 1
     }
 }
 
