@@ -113,6 +113,8 @@ pub enum SyncKind {
     ClusterWait,
     /// The grid barrier of a cooperative launch (`Op::GridSync`): no ARGS.
     GridSync,
+    /// `activemask`: no ARGS; result: the lanes of the warp waiting at the same instruction.
+    Activemask,
 }
 
 #[derive(Clone, Debug)]
@@ -411,6 +413,18 @@ impl CoopKernel {
                     continue;
                 };
                 let kind = self.points[point].kind;
+                if kind == SyncKind::Activemask {
+                    // The lanes that got here together: with every thread stopped, those of
+                    // the warp that wait at this instruction (the others took another path,
+                    // wait elsewhere, or have exited).
+                    let mask = (0..lanes)
+                        .filter(|&l| at[warp_base + l] == At::Waiting(point))
+                        .fold(0u32, |m, l| m | 1 << l);
+                    f.release(t, mask as u64, false);
+                    progress = true;
+                    lane += 1;
+                    continue;
+                }
                 if matches!(
                     kind,
                     SyncKind::Barrier(_) | SyncKind::MbarrierWait { .. } | SyncKind::Wgmma(_)

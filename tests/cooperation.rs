@@ -341,6 +341,32 @@ fn warp_sync_fence_and_activemask() {
     assert!(got[32..].iter().all(|m| *m == 0xFF));
 }
 
+#[test]
+fn activemask_in_a_diverged_warp_gives_the_lanes_on_the_same_path() {
+    // Even lanes take one branch, odd lanes the other, each with its own activemask; lanes
+    // 40 and up exit first and are not active.
+    let got = run(
+        "",
+        "setp.ge.u32 %p2, %t, 40;\n@%p2 bra END;\nand.b32 %r2, %t, 1;\nsetp.eq.u32 %p1, %r2, 0;\n\
+         @%p1 bra EVEN;\nactivemask.b32 %r1;\nbra STORE;\nEVEN:\nactivemask.b32 %r1;\n\
+         STORE:\nst.global.u32 [%o], %r1;\nEND:",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    for (t, m) in got.iter().enumerate() {
+        let want = match t {
+            40.. => 0,
+            32.. if t % 2 == 0 => 0x55,
+            32.. => 0xAA,
+            _ if t % 2 == 0 => 0x5555_5555,
+            _ => 0xAAAA_AAAA,
+        };
+        assert_eq!(*m, want, "thread {t}");
+    }
+}
+
 /// One warp: A (16×16) and B (16×8) f16 or bf16 through shared memory, `ldmatrix` (x4 for A,
 /// x2.trans for B; on shared or, if `generic`, on generic addresses from `cvta.shared`),
 /// `mma.m16n8k16` with C = 0.5, D stored row-major as f32.

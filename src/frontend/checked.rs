@@ -635,6 +635,7 @@ pub enum Op {
         all: bool,
         ty: PtxType,
     },
+    /// `activemask.b32 d`: the lanes of the warp executing it together (`crate::sync`).
     Activemask,
     /// `ldmatrix` (`store` false) or `stmatrix` `.sync.aligned.m8n8.xN{.trans}{.shared}.b16`.
     WarpMatrix {
@@ -730,6 +731,7 @@ impl Op {
                 }
                 | Op::ClusterBarrier { .. }
                 | Op::GridSync
+                | Op::Activemask
         )
     }
 

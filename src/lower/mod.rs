@@ -778,6 +778,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             | Op::Elect
             | Op::ClusterBarrier { wait: true }
             | Op::GridSync
+            | Op::Activemask
             | Op::Mbarrier {
                 op: checked::MbarrierOp::Wait { .. },
                 ..
@@ -814,7 +815,6 @@ impl<'a, 'b> Translator<'a, 'b> {
                 let policy = self.b.ins().iconst(types::I64, 0);
                 self.write(&a[0], policy, crate::types::PtxType::B64)?;
             }
-            Op::Activemask => self.activemask(a)?,
             Op::Mapa { space, ty } => self.mapa(space, ty, a)?,
             Op::GetCtaRank { space, ty } => self.getctarank(space, ty, a)?,
             Op::ClusterBarrier { wait: false } => self.cluster_arrive(),

@@ -41,6 +41,7 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                 } => SyncKind::MbarrierWait { parity },
                 Op::ClusterBarrier { wait: true } => SyncKind::ClusterWait,
                 Op::GridSync => SyncKind::GridSync,
+                Op::Activemask => SyncKind::Activemask,
                 _ => return None,
             };
             // (The lowering refuses a D that is not all registers.)
@@ -249,7 +250,7 @@ impl Translator<'_, '_> {
             }
             Op::Wgmma(form) => self.wgmma_operands(form, a)?,
             // The arrival is in the frame already (`cluster_arrive`).
-            Op::ClusterBarrier { wait: true } => {}
+            Op::ClusterBarrier { wait: true } | Op::Activemask => {}
             Op::GridSync => {
                 // Outside a cooperative launch the call fails at once (1), without waiting.
                 let ctx = self.ctx;
@@ -313,7 +314,9 @@ impl Translator<'_, '_> {
                 }
                 d => self.write(d, value32, PtxType::B32)?,
             },
-            Op::Vote(VoteMode::Ballot) => self.write(&a[0], value32, PtxType::B32)?,
+            Op::Vote(VoteMode::Ballot) | Op::Activemask => {
+                self.write(&a[0], value32, PtxType::B32)?
+            }
             Op::Vote(_) => self.write(&a[0], pred, PtxType::Pred)?,
             Op::Redux { ty, .. } => self.write(&a[0], value32, ty)?,
             Op::Match { .. } | Op::Elect => match &a[0] {
@@ -428,22 +431,5 @@ impl Translator<'_, '_> {
         let n = self.b.ins().iadd_imm_s(n, 1);
         self.b.ins().store(flags, n, addr, 0);
         Ok(())
-    }
-
-    /// `activemask`: the lanes of this warp that exist in the block. (Threads run converged
-    /// here, so every existing lane counts as active.)
-    pub fn activemask(&mut self, a: &[Arg]) -> LResult {
-        let linear = self.linear_tid();
-        let n = self.threads_per_block();
-        let base = self.b.ins().band_imm_u(linear, !31u32 as i64);
-        let left = self.b.ins().isub(n, base);
-        let c32 = self.b.ins().iconst(types::I32, 32);
-        let lanes = self.b.ins().umin(left, c32);
-        let wide = self.b.ins().uextend(types::I64, lanes);
-        let one = self.b.ins().iconst(types::I64, 1);
-        let bit = self.b.ins().ishl(one, wide);
-        let mask = self.b.ins().iadd_imm_s(bit, -1);
-        let mask = self.b.ins().ireduce(types::I32, mask);
-        self.write(&a[0], mask, PtxType::B32)
     }
 }
