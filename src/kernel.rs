@@ -337,8 +337,11 @@ impl Kernel {
             static_shared_bytes: self.module.compiled.static_shared_used as u64,
             const_bytes: bytes(&m.globals, StateSpace::Const),
             local_bytes: bytes(&f.vars, StateSpace::Local),
-            // PTX's virtual registers, as many as a GPU thread may hold at most.
-            registers: (f.regs.len() as u32).clamp(1, 255),
+            // PTX's virtual registers, as many as a GPU thread may hold at most, or as
+            // `.maxnreg` allows (ptxas spills the rest).
+            registers: (f.regs.len() as u32)
+                .min(f.maxnreg.unwrap_or(255))
+                .clamp(1, 255),
             ptx_version: ptx_version(&m.source.text),
         }
     }

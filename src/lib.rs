@@ -37,5 +37,5 @@ pub mod wgmma;
 pub use error::{Diagnostic, Error, Result};
 pub use jit::{CompileOptions, LaneGroups, OptLevel};
 pub use kernel::{Arg, Kernel, KernelAttributes, LaunchTimes, Module, ParamInfo, check_ptx};
-pub use link::{LinkInput, link};
+pub use link::{LinkInput, limit_registers, link};
 pub use ptxjit_runtime::{DeviceBuffer, Dim3, LaunchConfig, Schedule};

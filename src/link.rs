@@ -248,6 +248,36 @@ fn return_adapters(
     adapters
 }
 
+/// `text` with `.maxnreg max` on every kernel it defines: the driver's `CU_JIT_MAX_REGISTERS`
+/// option, which a linked image keeps (a kernel's own smaller `.maxnreg` still holds).
+pub fn limit_registers(name: &str, text: &str, max: u32) -> Result<String> {
+    let source = Source::new(name, text);
+    let module = parser::parse(&source)?;
+    let kernels: std::collections::HashSet<&str> = module
+        .functions
+        .iter()
+        .filter(|f| f.kind == ast::FunctionKind::Entry && f.body.is_some())
+        .map(|f| f.name.as_str())
+        .collect();
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for item in module
+        .items
+        .iter()
+        .filter(|i| i.defines && kernels.contains(i.name.as_str()))
+    {
+        let (start, end) = (item.text.start as usize, item.text.end as usize);
+        // The body's `{` is the item's first: a signature holds none.
+        if let Some(brace) = text[start..end].find('{') {
+            out.push_str(&text[at..start + brace]);
+            out.push_str(&format!(".maxnreg {max}\n"));
+            at = start + brace;
+        }
+    }
+    out.push_str(&text[at..]);
+    Ok(out)
+}
+
 /// For each name that some input defines visibly, the input whose definition stands: a
 /// strong one over `.weak` ones, else the first.
 fn visible_definitions(parsed: &[Parsed]) -> Result<HashMap<String, usize>> {

@@ -3,7 +3,7 @@
 //! never clash, and two strong definitions of one visible name are an error naming both. A
 //! library input gives only what the others use.
 
-use ptxjit::{Arg, DeviceBuffer, LinkInput, Module, link};
+use ptxjit::{Arg, DeviceBuffer, LinkInput, Module, limit_registers, link};
 
 const HEADER: &str = ".version 8.0\n.target sm_80\n.address_size 64\n";
 
@@ -187,4 +187,31 @@ fn a_declaration_with_other_return_values_reaches_the_definition_by_name() {
     let wrong = wrong.replace("ld.param.b32 %a, [v];\n", "");
     let text = link_named(&[("a.ptx", &caller), ("b.ptx", &wrong)]).unwrap();
     assert!(Module::from_ptx(&text).is_err());
+}
+
+#[test]
+fn a_register_limit_caps_every_kernels_count_and_keeps_a_smaller_own_one() {
+    // 40 virtual registers in `k`, 40 in `own` (which asks for at most 16 itself).
+    let uses: String = (1..40)
+        .map(|i| format!("add.u32 %r{i}, %r{}, {i};\n", i - 1))
+        .collect();
+    let kernel = |name: &str, directive: &str| {
+        format!(
+            ".visible .entry {name}(.param .u64 out){directive}\n{{\n.reg .b32 %r<40>;\n\
+             mov.u32 %r0, 0;\n{uses}ret;\n}}\n"
+        )
+    };
+    let text = format!(
+        "{HEADER}{}{}",
+        kernel("k", ""),
+        kernel("own", " .maxnreg 16")
+    );
+    let registers = |text: &str, name: &str| {
+        let module = Module::from_ptx(text).unwrap();
+        module.kernel(name).unwrap().attributes().registers
+    };
+    assert_eq!(registers(&text, "k"), 40);
+    let limited = limit_registers("t.ptx", &text, 32).unwrap();
+    assert_eq!(registers(&limited, "k"), 32);
+    assert_eq!(registers(&limited, "own"), 16);
 }

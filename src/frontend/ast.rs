@@ -44,6 +44,8 @@ pub struct Function {
     /// `.reqntid` / `.maxntid` if given (x, y, z).
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
+    /// `.maxnreg n` (the smallest, if repeated).
+    pub maxnreg: Option<u32>,
     pub cluster: ClusterDirectives,
 }
 

@@ -201,6 +201,7 @@ fn placeholder() -> Function {
         label_names: Vec::new(),
         reqntid: None,
         maxntid: None,
+        maxnreg: None,
         cluster: Default::default(),
     }
 }

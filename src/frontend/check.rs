@@ -403,6 +403,7 @@ impl<'a> FunctionChecker<'a> {
             label_names: self.label_names,
             reqntid: f.reqntid,
             maxntid: f.maxntid,
+            maxnreg: f.maxnreg,
             cluster: f.cluster,
         })
     }

@@ -52,6 +52,8 @@ pub struct Function {
     pub label_names: Vec<String>,
     pub reqntid: Option<[u32; 3]>,
     pub maxntid: Option<[u32; 3]>,
+    /// `.maxnreg`: the registers a thread may use (reported as the kernel's count, if fewer).
+    pub maxnreg: Option<u32>,
     pub cluster: crate::frontend::ast::ClusterDirectives,
 }
 

@@ -358,6 +358,7 @@ impl<'a> Parser<'a> {
             body: None,
             reqntid: None,
             maxntid: None,
+            maxnreg: None,
             cluster: ClusterDirectives::default(),
         };
         // Performance directives between the signature and the body.
@@ -373,10 +374,10 @@ impl<'a> Parser<'a> {
                 f.cluster.explicit = true;
             } else if self.eat_word(".maxclusterrank") {
                 f.cluster.max_rank = Some(self.uint("a block count")?);
-            } else if self.eat_word(".minnctapersm")
-                || self.eat_word(".maxnreg")
-                || self.eat_word(".maxnctapersm")
-            {
+            } else if self.eat_word(".maxnreg") {
+                let n = self.uint("a register count")?;
+                f.maxnreg = Some(f.maxnreg.map_or(n, |m| m.min(n)));
+            } else if self.eat_word(".minnctapersm") || self.eat_word(".maxnctapersm") {
                 self.uint("a number")?;
             } else if self.eat_word(".noreturn") {
             } else if self.eat_word(".pragma") {

@@ -7,13 +7,15 @@
 
 use std::ffi::{CStr, c_char, c_int, c_uint, c_void};
 
-use super::module::{LogBuffer, jit_logs, write_log};
+use super::module::{LogBuffer, jit_options, write_log};
 use super::*;
 
 struct Link {
     inputs: Vec<Input>,
     error_log: LogBuffer,
     info_log: LogBuffer,
+    /// `CU_JIT_MAX_REGISTERS`, written into the image (`.maxnreg`).
+    max_registers: Option<u32>,
     /// The linked image, NUL-terminated, once complete (valid until the link is destroyed).
     image: Vec<u8>,
 }
@@ -48,7 +50,8 @@ pub unsafe extern "C" fn cuLinkCreate_v2(
 ) -> CUresult {
     call_in_context(|| {
         // SAFETY: passed on.
-        let (error_log, info_log) = unsafe { jit_logs(num_options, options, values) }?;
+        let jit = unsafe { jit_options(num_options, options, values) }?;
+        let (error_log, info_log, max_registers) = (jit.error_log, jit.info_log, jit.max_registers);
         write_log(info_log.0, info_log.1, "");
         write_log(error_log.0, error_log.1, "");
         put(
@@ -57,6 +60,7 @@ pub unsafe extern "C" fn cuLinkCreate_v2(
                 inputs: Vec::new(),
                 error_log,
                 info_log,
+                max_registers,
                 image: Vec::new(),
             }),
         )
@@ -260,6 +264,10 @@ pub unsafe extern "C" fn cuLinkComplete(
             }
             // Loading reports what the checker finds; linking reports what the link finds.
             ptxjit::link(&inputs)
+                .and_then(|text| match l.max_registers {
+                    Some(max) => ptxjit::limit_registers("<cuLinkComplete>", &text, max),
+                    None => Ok(text),
+                })
                 .and_then(|text| ptxjit::check_ptx("<cuLinkComplete>", &text).map(|_| text))
                 .map_err(|e| e.to_string())
         })?;

@@ -11,6 +11,7 @@ pub static MODULES: Table<Module> = Table::new();
 pub static FUNCTIONS: Table<(usize, Kernel)> = Table::new();
 
 /// `CUjit_option` values this library answers.
+const CU_JIT_MAX_REGISTERS: c_int = 0;
 const CU_JIT_INFO_LOG_BUFFER: c_int = 3;
 const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: c_int = 4;
 const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
@@ -18,7 +19,7 @@ const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
 
 /// Compiles an image: PTX text (NUL-terminated). ELF (cubin) and fatbin images are not for
 /// this device. On a PTX error, returns the diagnostic too.
-fn load(image: *const c_void) -> Result<Module, (CUresult, String)> {
+fn load(image: *const c_void, options: &JitOptions) -> Result<Module, (CUresult, String)> {
     if image.is_null() {
         return Err((CUDA_ERROR_INVALID_VALUE, "null image".into()));
     }
@@ -48,6 +49,15 @@ fn load(image: *const c_void) -> Result<Module, (CUresult, String)> {
     if text.trim().is_empty() {
         return Err((CUDA_ERROR_INVALID_PTX, "the PTX text is empty".into()));
     }
+    let limited;
+    let text = match options.max_registers {
+        Some(max) => {
+            limited = ptxjit::limit_registers("<cuModuleLoadData>", text, max)
+                .map_err(|e| (errors::code_of(&e), e.to_string()))?;
+            limited.as_str()
+        }
+        None => text,
+    };
     let opts = CompileOptions::default();
     Module::from_ptx_named("<cuModuleLoadData>", text, &opts).map_err(|e| {
         debug(&format!("{e}\n--- the module ---\n{text}"));
@@ -60,7 +70,7 @@ fn load(image: *const c_void) -> Result<Module, (CUresult, String)> {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn cuModuleLoadData(module: *mut Handle, image: *const c_void) -> CUresult {
     call_in_context(|| {
-        let m = load(image).map_err(|(code, _)| code)?;
+        let m = load(image, &JitOptions::default()).map_err(|(code, _)| code)?;
         put(module, MODULES.insert(m))
     })
 }
@@ -80,7 +90,8 @@ pub(crate) fn write_log(buffer: *mut c_void, size: usize, text: &str) {
 
 /// [`cuModuleLoadData`] with JIT options: a PTX error's diagnostic goes to the
 /// `CU_JIT_ERROR_LOG_BUFFER` (its size from `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES`); the info
-/// log is left empty. Other options are accepted and ignored.
+/// log is left empty; `CU_JIT_MAX_REGISTERS` caps every kernel's register count. Other
+/// options are accepted and ignored.
 ///
 /// # Safety
 /// As [`cuModuleLoadData`]; `options` and `values` hold `num_options` entries.
@@ -94,9 +105,10 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
 ) -> CUresult {
     call_in_context(|| {
         // SAFETY: passed on.
-        let (error_log, info_log) = unsafe { jit_logs(num_options, options, values) }?;
+        let jit = unsafe { jit_options(num_options, options, values) }?;
+        let (error_log, info_log) = (jit.error_log, jit.info_log);
         write_log(info_log.0, info_log.1, "");
-        match load(image) {
+        match load(image, &jit) {
             Ok(m) => {
                 write_log(error_log.0, error_log.1, "");
                 put(module, MODULES.insert(m))
@@ -112,18 +124,36 @@ pub unsafe extern "C" fn cuModuleLoadDataEx(
 /// A caller's log buffer: where, and how many bytes.
 pub(crate) type LogBuffer = (*mut c_void, usize);
 
-/// The error and info log buffers among JIT options; other options are
-/// accepted and ignored.
+/// The JIT options this library answers.
+pub(crate) struct JitOptions {
+    pub error_log: LogBuffer,
+    pub info_log: LogBuffer,
+    /// `CU_JIT_MAX_REGISTERS`.
+    pub max_registers: Option<u32>,
+}
+
+impl Default for JitOptions {
+    fn default() -> Self {
+        JitOptions {
+            error_log: (std::ptr::null_mut(), 0),
+            info_log: (std::ptr::null_mut(), 0),
+            max_registers: None,
+        }
+    }
+}
+
+/// The log buffers and the register limit among JIT options; other options are accepted
+/// and ignored.
 ///
 /// # Safety
 /// `options` and `values` hold `num_options` entries.
-pub(crate) unsafe fn jit_logs(
+pub(crate) unsafe fn jit_options(
     num_options: c_uint,
     options: *const c_int,
     values: *const *mut c_void,
-) -> Result<(LogBuffer, LogBuffer), CUresult> {
-    let mut error_log = (std::ptr::null_mut(), 0usize);
-    let mut info_log = (std::ptr::null_mut(), 0usize);
+) -> Result<JitOptions, CUresult> {
+    let mut jit = JitOptions::default();
+    let (error_log, info_log) = (&mut jit.error_log, &mut jit.info_log);
     for i in 0..num_options as usize {
         if options.is_null() || values.is_null() {
             return Err(CUDA_ERROR_INVALID_VALUE);
@@ -135,10 +165,14 @@ pub(crate) unsafe fn jit_logs(
             CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES => error_log.1 = value as usize,
             CU_JIT_INFO_LOG_BUFFER => info_log.0 = value,
             CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES => info_log.1 = value as usize,
+            // An unsigned int in the pointer's place; 0 is no limit.
+            CU_JIT_MAX_REGISTERS => {
+                jit.max_registers = Some(value as usize as u32).filter(|&n| n > 0)
+            }
             _ => {}
         }
     }
-    Ok((error_log, info_log))
+    Ok(jit)
 }
 
 #[unsafe(no_mangle)]
@@ -212,7 +246,8 @@ pub unsafe extern "C" fn cuModuleLoad(module: *mut Handle, path: *const c_char) 
             CUDA_ERROR_FILE_NOT_FOUND
         })?;
         image.push(0);
-        let m = load(image.as_ptr() as *const c_void).map_err(|(code, _)| code)?;
+        let m = load(image.as_ptr() as *const c_void, &JitOptions::default())
+            .map_err(|(code, _)| code)?;
         put(module, MODULES.insert(m))
     })
 }
