@@ -1,6 +1,9 @@
 /* Drives ptxjit's CUDA driver API end to end, as a C client would, on the bundled h2_axpy
- * example (nvcc-emitted f16x2 axpy): argument: the repository root. Prints "ok" at the end;
- * exits non-zero at the first wrong answer. */
+ * example (nvcc-emitted f16x2 axpy), loaded as PTX text and as a fatbin that carries it
+ * (tests/fixtures/h2_axpy.fatbin, made by CUDA 13.5's `fatbinary --create=h2_axpy.fatbin
+ * --compress-all --image3=kind=ptx,sm=80,file=examples/h2_axpy/h2_axpy.ptx`: the PTX
+ * Zstandard-compressed): argument: the repository root. Prints "ok" at the end; exits
+ * non-zero at the first wrong answer. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,6 +60,10 @@ int main(int argc, char **argv) {
   CHECK(cuModuleLoadData(&mod, ptx), 0);
   CHECK(cuModuleGetFunction(&f, mod, "h2_axpy"), 0);
   CHECK(cuModuleGetFunction(&f, mod, "nope"), 500); /* CUDA_ERROR_NOT_FOUND */
+  CHECK(cuModuleUnload(mod), 0);
+  /* The launch below runs the kernel the fatbin gives. */
+  char *fatbin = slurp(root, "tests/fixtures/h2_axpy.fatbin", NULL);
+  CHECK(cuModuleLoadData(&mod, fatbin), 0);
   CHECK(cuModuleGetFunction(&f, mod, "h2_axpy"), 0);
   CUdeviceptr dx, dy;
   CHECK(cuMemAlloc_v2(&dx, xn), 0);

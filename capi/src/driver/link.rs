@@ -156,6 +156,13 @@ fn device_sm() -> u32 {
     (major * 10 + minor) as u32
 }
 
+/// The PTX a fatbin image gives (`cuModuleLoadData`), or why there is none.
+pub(crate) fn ptx_of_fatbin(bytes: &[u8]) -> Result<String, String> {
+    let mut contents = fatbin::Contents::default();
+    fatbin::read_fatbins(bytes, &mut contents)?;
+    ptx_of(contents)
+}
+
 /// The PTX a container gives, or why there is none.
 fn ptx_of(contents: fatbin::Contents) -> Result<String, String> {
     let machine_code = contents.machine_code.clone();

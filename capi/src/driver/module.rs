@@ -17,8 +17,9 @@ const CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES: c_int = 4;
 const CU_JIT_ERROR_LOG_BUFFER: c_int = 5;
 const CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES: c_int = 6;
 
-/// Compiles an image: PTX text (NUL-terminated). ELF (cubin) and fatbin images are not for
-/// this device. On a PTX error, returns the diagnostic too.
+/// Compiles an image: PTX text (NUL-terminated), or a fatbin (or the `__fatBinC_Wrapper_t`
+/// that points to one) that carries PTX. An ELF (cubin) image, or a fatbin of machine code
+/// alone, is not for this device. On a PTX error, returns the diagnostic too.
 fn load(image: *const c_void, options: &JitOptions) -> Result<Module, (CUresult, String)> {
     if image.is_null() {
         return Err((CUDA_ERROR_INVALID_VALUE, "null image".into()));
@@ -33,18 +34,23 @@ fn load(image: *const c_void, options: &JitOptions) -> Result<Module, (CUresult,
             break;
         }
     }
-    if &magic == b"\x7FELF"
-        || magic == 0xBA55_ED50u32.to_le_bytes()
-        || magic == 0x466243B1u32.to_le_bytes()
-    {
+    if &magic == b"\x7FELF" {
         return Err((
             CUDA_ERROR_NO_BINARY_FOR_GPU,
-            "cubin and fatbin images cannot run here: pass PTX text".into(),
+            "cubin images (GPU machine code) cannot run here: pass PTX text".into(),
         ));
     }
-    // SAFETY: not a binary image, so a NUL-terminated PTX text. (Bytes that are not UTF-8
-    // become U+FFFD: harmless in a comment, a located diagnostic elsewhere.)
-    let text = unsafe { CStr::from_ptr(image as *const c_char) }.to_string_lossy();
+    let from_fatbin;
+    // SAFETY: `magic` is the image's first bytes.
+    let text = if let Some(fatbin) = unsafe { fatbin_image(image, magic) } {
+        from_fatbin = super::link::ptx_of_fatbin(fatbin)
+            .map_err(|why| (CUDA_ERROR_NO_BINARY_FOR_GPU, format!("the fatbin {why}")))?;
+        std::borrow::Cow::Borrowed(from_fatbin.as_str())
+    } else {
+        // SAFETY: not a binary image, so a NUL-terminated PTX text. (Bytes that are not
+        // UTF-8 become U+FFFD: harmless in a comment, a located diagnostic elsewhere.)
+        unsafe { CStr::from_ptr(image as *const c_char) }.to_string_lossy()
+    };
     let text = text.as_ref();
     if text.trim().is_empty() {
         return Err((CUDA_ERROR_INVALID_PTX, "the PTX text is empty".into()));
@@ -63,6 +69,34 @@ fn load(image: *const c_void, options: &JitOptions) -> Result<Module, (CUresult,
         debug(&format!("{e}\n--- the module ---\n{text}"));
         (errors::code_of(&e), e.to_string())
     })
+}
+
+/// The bytes of the fatbin an image is, or points to (`__fatBinC_Wrapper_t`: magic
+/// `0x466243B1`, version, then the fatbin's address), by its header's size.
+///
+/// # Safety
+/// `image` is a fatbin or a wrapper when `magic`, its first bytes, says so.
+unsafe fn fatbin_image<'a>(image: *const c_void, magic: [u8; 4]) -> Option<&'a [u8]> {
+    let fatbin = match u32::from_le_bytes(magic) {
+        0xBA55_ED50 => image as *const u8,
+        // SAFETY: a wrapper holds the fatbin's address at byte 8.
+        0x4662_43B1 => unsafe { *((image as *const u8).add(8) as *const *const u8) },
+        _ => return None,
+    };
+    if fatbin.is_null() {
+        return None;
+    }
+    // SAFETY: a fatbin begins with its 16-byte header: magic, version, header size (u16 at
+    // 6), size of what follows (u64 at 8).
+    let (header, size) = unsafe {
+        (
+            (fatbin.add(6) as *const u16).read_unaligned() as usize,
+            (fatbin.add(8) as *const u64).read_unaligned() as usize,
+        )
+    };
+    let total = header.checked_add(size).filter(|&t| t <= 1 << 32)?;
+    // SAFETY: the header says the fatbin has `total` bytes.
+    Some(unsafe { std::slice::from_raw_parts(fatbin, total) })
 }
 
 /// # Safety
