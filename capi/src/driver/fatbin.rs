@@ -1,7 +1,8 @@
 //! The PTX inside NVIDIA's containers, for `cuLink*` inputs that are not PTX text: a fatbin
 //! (`CU_JIT_INPUT_FATBINARY`), a host object whose `.nv_fatbin` or `__nv_relfatbin` section
 //! holds fatbins (`CU_JIT_INPUT_OBJECT`), and an archive of such objects
-//! (`CU_JIT_INPUT_LIBRARY`, e.g. CUDA's `libcudadevrt.a`). Only PTX can run here: a
+//! (`CU_JIT_INPUT_LIBRARY`, e.g. CUDA's `libcudadevrt.a`); and for a fatbin image given to
+//! `cuModuleLoadData`. Only PTX can run here: a
 //! container with machine code alone is refused by the caller, with what it holds.
 //!
 //! Layouts (little-endian), as `cuobjdump` reads them: a fatbin is a 16-byte header (magic
@@ -172,6 +173,39 @@ pub fn archive_members(bytes: &[u8]) -> Result<Vec<&[u8]>, String> {
         b = b.get(60 + size.next_multiple_of(2)..).unwrap_or_default();
     }
     Ok(members)
+}
+
+/// The `sm_` number of the device (`context::COMPUTE_CAPABILITY`).
+pub fn device_sm() -> u32 {
+    let (major, minor) = super::context::COMPUTE_CAPABILITY;
+    (major * 10 + minor) as u32
+}
+
+/// The PTX of a fatbin image (`cuModuleLoadData`), or why there is none.
+pub fn ptx_of_fatbin(bytes: &[u8]) -> Result<String, String> {
+    let mut contents = Contents::default();
+    read_fatbins(bytes, &mut contents)?;
+    ptx_for_device(contents)
+}
+
+/// The PTX this device runs from `contents` ([`pick`]), or why there is none.
+pub fn ptx_for_device(contents: Contents) -> Result<String, String> {
+    let machine_code = contents.machine_code.clone();
+    pick(contents, device_sm())
+        .map(|p| p.text)
+        .ok_or_else(|| no_ptx(&machine_code))
+}
+
+/// Why a container with machine code for these `sm_` numbers (or nothing) cannot run here.
+pub fn no_ptx(machine_code: &[u32]) -> String {
+    if machine_code.is_empty() {
+        return "holds no PTX".into();
+    }
+    let archs: Vec<String> = machine_code.iter().map(|a| format!("sm_{a}")).collect();
+    format!(
+        "holds GPU machine code only ({}), which cannot run here: link PTX",
+        archs.join(", ")
+    )
 }
 
 /// The PTX to link from `contents`: the newest one compiled for `sm_` `device` or older,

@@ -99,7 +99,7 @@ fn add(state: Handle, kind: c_int, data: &[u8], name: &str) -> Result<(), CUresu
             if let Err(why) = read {
                 return refuse(CUDA_ERROR_INVALID_IMAGE, &why);
             }
-            match ptx_of(contents) {
+            match fatbin::ptx_for_device(contents) {
                 Ok(text) => vec![input(name.to_string(), text, false)],
                 Err(why) => return refuse(CUDA_ERROR_NO_BINARY_FOR_GPU, &why),
             }
@@ -117,19 +117,12 @@ fn add(state: Handle, kind: c_int, data: &[u8], name: &str) -> Result<(), CUresu
                     return refuse(CUDA_ERROR_INVALID_IMAGE, &format!("member {k}: {why}"));
                 }
                 machine_code.extend_from_slice(&contents.machine_code);
-                if let Some(ptx) = fatbin::pick(contents, device_sm()) {
+                if let Some(ptx) = fatbin::pick(contents, fatbin::device_sm()) {
                     inputs.push(input(format!("{name}({k})"), ptx.text, true));
                 }
             }
             if inputs.is_empty() {
-                let why = fatbin::Contents {
-                    ptx: Vec::new(),
-                    machine_code,
-                };
-                return refuse(
-                    CUDA_ERROR_NO_BINARY_FOR_GPU,
-                    &ptx_of(why).err().unwrap_or_default(),
-                );
+                return refuse(CUDA_ERROR_NO_BINARY_FOR_GPU, &fatbin::no_ptx(&machine_code));
             }
             inputs
         }
@@ -148,35 +141,6 @@ fn add(state: Handle, kind: c_int, data: &[u8], name: &str) -> Result<(), CUresu
         _ => return Err(CUDA_ERROR_INVALID_VALUE),
     };
     LINKS.with(state, |l| l.inputs.extend(inputs))
-}
-
-/// The `sm_` number of the device (`COMPUTE_CAPABILITY`).
-fn device_sm() -> u32 {
-    let (major, minor) = super::context::COMPUTE_CAPABILITY;
-    (major * 10 + minor) as u32
-}
-
-/// The PTX a fatbin image gives (`cuModuleLoadData`), or why there is none.
-pub(crate) fn ptx_of_fatbin(bytes: &[u8]) -> Result<String, String> {
-    let mut contents = fatbin::Contents::default();
-    fatbin::read_fatbins(bytes, &mut contents)?;
-    ptx_of(contents)
-}
-
-/// The PTX a container gives, or why there is none.
-fn ptx_of(contents: fatbin::Contents) -> Result<String, String> {
-    let machine_code = contents.machine_code.clone();
-    match fatbin::pick(contents, device_sm()) {
-        Some(ptx) => Ok(ptx.text),
-        None if machine_code.is_empty() => Err("holds no PTX".into()),
-        None => {
-            let archs: Vec<String> = machine_code.iter().map(|a| format!("sm_{a}")).collect();
-            Err(format!(
-                "holds GPU machine code only ({}), which cannot run here: link PTX",
-                archs.join(", ")
-            ))
-        }
-    }
 }
 
 /// # Safety

@@ -43,7 +43,7 @@ fn load(image: *const c_void, options: &JitOptions) -> Result<Module, (CUresult,
     let from_fatbin;
     // SAFETY: `magic` is the image's first bytes.
     let text = if let Some(fatbin) = unsafe { fatbin_image(image, magic) } {
-        from_fatbin = super::link::ptx_of_fatbin(fatbin)
+        from_fatbin = super::fatbin::ptx_of_fatbin(fatbin)
             .map_err(|why| (CUDA_ERROR_NO_BINARY_FOR_GPU, format!("the fatbin {why}")))?;
         std::borrow::Cow::Borrowed(from_fatbin.as_str())
     } else {
