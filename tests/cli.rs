@@ -15,31 +15,32 @@ fn ptxjit(args: &[&str]) -> (bool, String, String) {
     )
 }
 
+/// `ptxjit run` of the bundled example with its inputs.
+const AXPY_RUN: [&str; 14] = [
+    "run",
+    "examples/h2_axpy/h2_axpy.ptx",
+    "--grid",
+    "1",
+    "--block",
+    "4",
+    "--arg",
+    "u32:8",
+    "--arg",
+    "b32:0x42003800",
+    "--arg",
+    "file:examples/h2_axpy/x.bin",
+    "--arg",
+    "file:examples/h2_axpy/y.bin",
+];
+
 #[test]
 fn run_writes_outputs_and_prints_buffers() {
     let dir = std::env::temp_dir().join(format!("ptxjit-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("y.bin");
-    let (ok, stdout, stderr) = ptxjit(&[
-        "run",
-        "examples/h2_axpy/h2_axpy.ptx",
-        "--grid",
-        "1",
-        "--block",
-        "4",
-        "--arg",
-        "u32:8",
-        "--arg",
-        "b32:0x42003800",
-        "--arg",
-        "file:examples/h2_axpy/x.bin",
-        "--arg",
-        "file:examples/h2_axpy/y.bin",
-        "--out",
-        &format!("3={}", out.display()),
-        "--print",
-        "3:f16",
-    ]);
+    let out_arg = format!("3={}", out.display());
+    let (ok, stdout, stderr) =
+        ptxjit(&[&AXPY_RUN[..], &["--out", &out_arg, "--print", "3:f16"]].concat());
     assert!(ok, "{stderr}");
     assert_eq!(
         std::fs::read(&out).unwrap(),
@@ -58,26 +59,8 @@ fn repeat_times_each_launch_and_every_launch_sees_the_inputs_as_given() {
     let dir = std::env::temp_dir().join(format!("ptxjit-cli-repeat-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("y.bin");
-    let (ok, _, stderr) = ptxjit(&[
-        "run",
-        "examples/h2_axpy/h2_axpy.ptx",
-        "--grid",
-        "1",
-        "--block",
-        "4",
-        "--arg",
-        "u32:8",
-        "--arg",
-        "b32:0x42003800",
-        "--arg",
-        "file:examples/h2_axpy/x.bin",
-        "--arg",
-        "file:examples/h2_axpy/y.bin",
-        "--out",
-        &format!("3={}", out.display()),
-        "--repeat",
-        "3",
-    ]);
+    let out_arg = format!("3={}", out.display());
+    let (ok, _, stderr) = ptxjit(&[&AXPY_RUN[..], &["--out", &out_arg, "--repeat", "3"]].concat());
     assert!(ok, "{stderr}");
     assert_eq!(
         std::fs::read(&out).unwrap(),

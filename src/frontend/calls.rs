@@ -230,15 +230,8 @@ fn inline_calls(
         let err = |message: String| Diagnostic::new(&module.source, inst.span, message);
         let (rets, params) = call_operands(&inst.args)
             .ok_or_else(|| err("call operands must be (returns), function, (parameters)".into()))?;
-        if rets.len() != callee.returns.len() || params.len() != callee.params.len() {
-            return Err(err(format!(
-                "'{}' takes {} return and {} parameter operands, found {} and {}",
-                callee.name,
-                callee.returns.len(),
-                callee.params.len(),
-                rets.len(),
-                params.len()
-            )));
+        if let Some(why) = callee.call_mismatch(rets.len(), params.len()) {
+            return Err(err(why));
         }
         let slot = |a: &Arg| match a {
             Arg::SymbolAddr(Symbol::Local(v), 0) => Some(Symbol::Local(*v)),

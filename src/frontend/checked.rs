@@ -711,6 +711,21 @@ pub enum Op {
     },
 }
 
+impl Function {
+    /// Why a call with `rets` return and `params` parameter operands does not fit this
+    /// function, if it does not.
+    pub fn call_mismatch(&self, rets: usize, params: usize) -> Option<String> {
+        (rets != self.returns.len() || params != self.params.len()).then(|| {
+            format!(
+                "'{}' takes {} return and {} parameter operands, found {rets} and {params}",
+                self.name,
+                self.returns.len(),
+                self.params.len()
+            )
+        })
+    }
+}
+
 impl Op {
     /// Whether the instruction waits for other threads, or counts in what they wait for:
     /// what makes a function run in rounds (`lower::sync`).

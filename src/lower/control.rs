@@ -87,15 +87,8 @@ impl Translator<'_, '_> {
                 callee.name
             )));
         }
-        if rets.len() != callee.returns.len() || params.len() != callee.params.len() {
-            return Err(self.err(format!(
-                "'{}' takes {} return and {} parameter operands, found {} and {}",
-                callee.name,
-                callee.returns.len(),
-                callee.params.len(),
-                rets.len(),
-                params.len()
-            )));
+        if let Some(why) = callee.call_mismatch(rets.len(), params.len()) {
+            return Err(self.err(why));
         }
         let mut args: Vec<Value> = vec![self.ctx];
         for t in self.tid {
