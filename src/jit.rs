@@ -546,11 +546,17 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
             continue;
         }
         let Some(&id) = ids.get(&fi) else { continue };
-        let coop = lower::sync::is_cooperative(f).then(|| crate::sync::CoopKernel {
-            function: fi as u32,
-            frame_bytes: lower::sync::frame_layout(f).bytes,
-            points: lower::sync::sync_points(f),
-            static_shared: env.dynamic_shared_offset,
+        let coop = lower::sync::is_cooperative(f).then(|| {
+            let points = lower::sync::sync_points(f);
+            crate::sync::CoopKernel {
+                function: fi as u32,
+                frame_bytes: lower::sync::frame_layout(f).bytes,
+                grid_wide: points
+                    .iter()
+                    .any(|p| p.kind == crate::sync::SyncKind::GridSync),
+                points,
+                static_shared: env.dynamic_shared_offset,
+            }
         });
         kernels.insert(
             f.name.clone(),

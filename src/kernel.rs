@@ -484,10 +484,7 @@ impl Kernel {
             header_bytes: crate::sync::frame::HEADER,
             frame_bytes: c.frame_bytes,
             after_round: &after_round,
-            grid_wide: c
-                .points
-                .iter()
-                .any(|p| p.kind == crate::sync::SyncKind::GridSync),
+            grid_wide: c.grid_wide,
         });
         let outcome = unsafe {
             ptxjit_runtime::launch_scheduled(

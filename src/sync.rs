@@ -133,6 +133,9 @@ pub struct CoopKernel {
     pub points: Vec<SyncPoint>,
     /// Bytes of static shared memory (the dynamic part follows them).
     pub static_shared: u32,
+    /// Whether a point is the grid barrier (a cooperative launch then runs the whole grid as
+    /// one group: `ptxjit_runtime::Cooperation::grid_wide`).
+    pub grid_wide: bool,
 }
 
 struct Frames<'a> {

@@ -14,7 +14,9 @@
 //!   pointer is refused where it is lowered.
 
 use super::ast::StateSpace;
-use super::checked::{AddrBase, Arg, FuncId, Function, Guard, Inst, Module, Op, Symbol};
+use super::checked::{
+    AddrBase, Arg, FuncId, Function, Guard, Inst, Module, Op, Symbol, direct_call,
+};
 use crate::error::Diagnostic;
 
 /// The driver's grid barrier: its name, return and parameter sizes.
@@ -37,14 +39,10 @@ pub fn rewrite(module: &mut Module) -> Result<(), Vec<Diagnostic>> {
     if diags.is_empty() { Ok(()) } else { Err(diags) }
 }
 
+/// The function a direct call names.
 fn callee(inst: &Inst) -> Option<FuncId> {
     (inst.op == Op::Call)
-        .then(|| {
-            inst.args.iter().find_map(|a| match a {
-                Arg::Func(f) => Some(*f),
-                _ => None,
-            })
-        })
+        .then(|| direct_call(&inst.args).map(|(_, f, _)| f))
         .flatten()
 }
 
@@ -228,8 +226,7 @@ fn inline_calls(
         };
         let callee = &module.functions[c];
         let err = |message: String| Diagnostic::new(&module.source, inst.span, message);
-        let (rets, params) = call_operands(&inst.args)
-            .ok_or_else(|| err("call operands must be (returns), function, (parameters)".into()))?;
+        let (rets, _, params) = direct_call(&inst.args).expect("`callee` found a direct call");
         if let Some(why) = callee.call_mismatch(rets.len(), params.len()) {
             return Err(err(why));
         }
@@ -307,18 +304,6 @@ fn inline_calls(
     caller.labels.extend(added.into_iter().map(|(_, pos)| pos));
     caller.body = Some(out);
     Ok(())
-}
-
-/// A direct call's (returns, parameters).
-fn call_operands(args: &[Arg]) -> Option<(&[Arg], &[Arg])> {
-    let none = &[][..];
-    match args {
-        [Arg::Func(_)] => Some((none, none)),
-        [Arg::Func(_), Arg::List(p)] => Some((none, p)),
-        [Arg::List(r), Arg::Func(_)] => Some((r, none)),
-        [Arg::List(r), Arg::Func(_), Arg::List(p)] => Some((r, p)),
-        _ => None,
-    }
 }
 
 /// `bra label` (guarded), at `at`'s place in the text.

@@ -711,6 +711,19 @@ pub enum Op {
     },
 }
 
+/// A direct call's operands in its four written forms, `call f`, `call f, (p…)`,
+/// `call (r…), f`, `call (r…), f, (p…)`: (returns, f, parameters).
+pub fn direct_call(args: &[Arg]) -> Option<(&[Arg], FuncId, &[Arg])> {
+    let none = &[][..];
+    match args {
+        [Arg::Func(f)] => Some((none, *f, none)),
+        [Arg::Func(f), Arg::List(p)] => Some((none, *f, p)),
+        [Arg::List(r), Arg::Func(f)] => Some((r, *f, none)),
+        [Arg::List(r), Arg::Func(f), Arg::List(p)] => Some((r, *f, p)),
+        _ => None,
+    }
+}
+
 impl Function {
     /// Why a call with `rets` return and `params` parameter operands does not fit this
     /// function, if it does not.

@@ -5,7 +5,7 @@ use cranelift_codegen::ir::{self, InstBuilder, MemFlagsData, Value, types};
 use ptxjit_runtime::Status;
 
 use super::{LResult, Translator};
-use crate::frontend::checked::{Arg, FUNCTION_ADDRESS, FuncId, Param};
+use crate::frontend::checked::{Arg, FUNCTION_ADDRESS, FuncId, Param, direct_call};
 use crate::types::PtxType;
 
 impl Translator<'_, '_> {
@@ -13,28 +13,24 @@ impl Translator<'_, '_> {
     /// passed as it is; a register, vector register or immediate is copied to a temporary slot
     /// first (and a returned one copied back after).
     pub fn call(&mut self, a: &[Arg]) -> LResult {
+        if let Some((rets, func, params)) = direct_call(a) {
+            return self.call_direct(rets, func, params);
+        }
         let none = &[][..];
-        let (rets, callee, params) = match a {
-            [f] => (none, f, none),
-            [f, Arg::List(p)] => (none, f, &p[..]),
-            [Arg::List(r), f] => (&r[..], f, none),
-            [Arg::List(r), f, Arg::List(p)] => (&r[..], f, &p[..]),
+        match a {
             // Through a pointer: `call (r), fptr, (p), proto` (or a `.calltargets` list).
-            [fptr, Arg::Callees(fs)] => return self.call_indirect(none, fptr, none, fs),
-            [fptr, Arg::List(p), Arg::Callees(fs)] => {
-                return self.call_indirect(none, fptr, p, fs);
-            }
+            [fptr, Arg::Callees(fs)] => self.call_indirect(none, fptr, none, fs),
+            [fptr, Arg::List(p), Arg::Callees(fs)] => self.call_indirect(none, fptr, p, fs),
             [Arg::List(r), fptr, Arg::List(p), Arg::Callees(fs)] => {
-                return self.call_indirect(r, fptr, p, fs);
+                self.call_indirect(r, fptr, p, fs)
             }
-            _ => return Err(self.err("call operands must be (returns), function, (parameters)")),
-        };
-        let &Arg::Func(func) = callee else {
-            return Err(
-                self.err("a call through a register names its .callprototype or .calltargets last")
-            );
-        };
-        self.call_direct(rets, func, params)
+            // A register where a function goes, without its prototype.
+            [_] | [_, Arg::List(_)] | [Arg::List(_), _] | [Arg::List(_), _, Arg::List(_)] => {
+                Err(self
+                    .err("a call through a register names its .callprototype or .calltargets last"))
+            }
+            _ => Err(self.err("call operands must be (returns), function, (parameters)")),
+        }
     }
 
     /// `call (r), fptr, (p), callees`: compares the pointer with each function the prototype

@@ -360,7 +360,7 @@ impl Translator<'_, '_> {
 
     /// Stores the grid barrier's result in its call's return operand.
     fn grid_sync_result(&mut self, a: &[Arg], result: Value) -> LResult {
-        let (Some(Arg::List(rets)), Some(&Arg::Func(f))) = (a.first(), a.get(1)) else {
+        let Some((rets, f, _)) = crate::frontend::checked::direct_call(a) else {
             return Err(self.err("call operands must be (returns), function, (parameters)"));
         };
         self.runtime_result(rets, f, result, PtxType::B32)
