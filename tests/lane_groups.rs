@@ -209,3 +209,147 @@ fn the_group_form_is_compiled_once_a_kernel_is_hot() {
         assert_eq!(got, expected, "grid {grid}");
     }
 }
+
+/// Runs `body` (after `HEADER`, with `%r5`, `%r6` two hashes of the thread index, `%f1`, `%f2`
+/// those bits as f32, some made NaN, infinite or subnormal, and `%rs1`, `%rs2` their low
+/// halves) in lane groups and one thread at a time: the same results.
+fn same_as_one_thread(body: &str) {
+    let ptx = kernel(&format!(
+        ".reg .b16 %rs<8>;\n.reg .f32 %f<8>;\n.reg .b64 %rw<8>;\n\
+         mul.lo.u32 %r5, %r4, -1640531535;\nmul.lo.u32 %r6, %r4, -2048144789;\n\
+         and.b32 %r7, %r4, 7;\nsetp.eq.u32 %p3, %r7, 1;\nselp.b32 %r5, 0x7FC00001, %r5, %p3;\n\
+         setp.eq.u32 %p3, %r7, 2;\nselp.b32 %r6, 0xFF800000, %r6, %p3;\n\
+         setp.eq.u32 %p3, %r7, 3;\nselp.b32 %r5, 0x00000003, %r5, %p3;\n\
+         mov.b32 %f1, %r5;\nmov.b32 %f2, %r6;\ncvt.u16.u32 %rs1, %r5;\ncvt.u16.u32 %rs2, %r6;\n{body}\n\
+         st.global.u32 [%rd3], %r8;\nret;"
+    ));
+    let want = run(&ptx, LaneGroups::Off, 4, [64, 1, 1], 5);
+    let got = run(&ptx, LaneGroups::Always, 4, [64, 1, 1], 5);
+    assert_eq!(got, want, "{body}");
+}
+
+#[test]
+fn integer_vector_forms_match_one_thread_at_a_time() {
+    for op in [
+        "add.s32",
+        "sub.u32",
+        "mul.lo.s32",
+        "and.b32",
+        "or.b32",
+        "xor.b32",
+        "min.s32",
+        "min.u32",
+        "max.s32",
+        "max.u32",
+    ] {
+        same_as_one_thread(&format!("{op} %r8, %r5, %r6;"));
+        same_as_one_thread(&format!("{op} %r8, %r5, 12345;"));
+    }
+    for op in ["add.u16", "mul.lo.u16", "min.s16", "max.u16", "sub.s16"] {
+        same_as_one_thread(&format!("{op} %rs3, %rs1, %rs2;\ncvt.u32.u16 %r8, %rs3;"));
+    }
+    same_as_one_thread("mad.lo.s32 %r8, %r5, %r6, %r4;");
+    same_as_one_thread("not.b32 %r8, %r5;");
+    same_as_one_thread("neg.s32 %r8, %r5;");
+    for n in [0, 1, 31, 32, 40] {
+        for op in ["shl.b32", "shr.u32", "shr.s32"] {
+            same_as_one_thread(&format!("{op} %r8, %r5, {n};"));
+        }
+    }
+    // Widening: by a power of two (a shift), by a register, and with an addend.
+    for ty in ["s32", "u32"] {
+        for b in ["8", "%r6", "-3"] {
+            same_as_one_thread(&format!(
+                "mul.wide.{ty} %rw5, %r5, {b};\nshr.u64 %rw5, %rw5, 17;\ncvt.u32.u64 %r8, %rw5;"
+            ));
+        }
+        same_as_one_thread(&format!(
+            "cvt.u64.u32 %rw6, %r6;\nmad.wide.{ty} %rw5, %r5, %r6, %rw6;\nshr.u64 %rw5, %rw5, 9;\n\
+             cvt.u32.u64 %r8, %rw5;"
+        ));
+    }
+    same_as_one_thread("mul.wide.s16 %r8, %rs1, %rs2;");
+    // Predicates: and, or, xor, not of two comparisons.
+    for op in ["and.pred", "or.pred", "xor.pred"] {
+        same_as_one_thread(&format!(
+            "setp.lt.s32 %p1, %r5, %r6;\nsetp.gt.u32 %p2, %r5, 99;\n{op} %p1, %p1, %p2;\n\
+             not.pred %p2, %p1;\nselp.u32 %r8, 1, 2, %p2;"
+        ));
+    }
+}
+
+#[test]
+fn comparison_vector_forms_match_one_thread_at_a_time() {
+    for cmp in ["eq", "ne", "lt", "le", "gt", "ge"] {
+        for ty in ["s32", "u32", "s16", "u16"] {
+            let (a, b) = if ty.ends_with("16") {
+                ("%rs1", "%rs2")
+            } else {
+                ("%r5", "%r6")
+            };
+            same_as_one_thread(&format!(
+                "setp.{cmp}.{ty} %p1, {a}, {b};\nselp.u32 %r8, 7, 9, %p1;"
+            ));
+        }
+    }
+    for cmp in ["lo", "ls", "hi", "hs"] {
+        same_as_one_thread(&format!(
+            "setp.{cmp}.u32 %p1, %r5, %r6;\nselp.u32 %r8, 7, 9, %p1;"
+        ));
+    }
+    // f32, ordered and not: NaN lanes among them.
+    for cmp in [
+        "eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan",
+    ] {
+        same_as_one_thread(&format!(
+            "setp.{cmp}.f32 %p1, %f1, %f2;\nselp.u32 %r8, 7, 9, %p1;"
+        ));
+        same_as_one_thread(&format!(
+            "setp.{cmp}.f32 %p1, %f1, %f1;\nselp.u32 %r8, 7, 9, %p1;"
+        ));
+    }
+}
+
+#[test]
+fn float_vector_forms_match_one_thread_at_a_time() {
+    for op in [
+        "add.f32",
+        "sub.rn.f32",
+        "mul.f32",
+        "add.ftz.f32",
+        "mul.sat.f32",
+    ] {
+        same_as_one_thread(&format!("{op} %f3, %f1, %f2;\nmov.b32 %r8, %f3;"));
+    }
+    same_as_one_thread("fma.rn.f32 %f3, %f1, %f2, %f1;\nmov.b32 %r8, %f3;");
+    // Halves through the eight-half helper (or inline, on hosts without it).
+    for op in [
+        "fma.rn.f16x2",
+        "fma.rn.bf16x2",
+        "fma.rn.sat.f16x2",
+        "fma.rn.relu.bf16x2",
+    ] {
+        same_as_one_thread(&format!("{op} %r8, %r5, %r6, %r5;"));
+    }
+    for op in ["add.f16", "mul.ftz.f16", "fma.rn.bf16", "sub.bf16"] {
+        let srcs = if op.starts_with("fma") {
+            "%rs1, %rs2, %rs1"
+        } else {
+            "%rs1, %rs2"
+        };
+        same_as_one_thread(&format!("{op} %rs3, {srcs};\ncvt.u32.u16 %r8, %rs3;"));
+    }
+}
+
+/// Loads and stores: contiguous lanes (one range check) and a stride (lane by lane), of 32-
+/// and 16-bit values.
+#[test]
+fn memory_vector_forms_match_one_thread_at_a_time() {
+    same_as_one_thread(
+        "st.global.u32 [%rd3], %r5;\nld.global.u32 %r8, [%rd3];\nadd.u32 %r8, %r8, 1;",
+    );
+    same_as_one_thread(
+        "st.global.u16 [%rd3], %rs1;\nst.global.u16 [%rd3+2], %rs2;\nld.global.u16 %rs3, [%rd3+2];\n\
+         cvt.u32.u16 %r8, %rs3;",
+    );
+}

@@ -1,10 +1,14 @@
-//! Lane groups: a plain kernel runs its threads [`LANES`] at a time.
+//! Lane groups: a plain kernel runs its threads [`LANES`] at a time, as SIMD code.
 //!
-//! Why: a thread's code is mostly a chain of dependent operations (a half operation is a dozen
-//! dependent CPU instructions), so running one thread after another leaves most of the CPU's
-//! execution units idle. Here every PTX register has one Cranelift variable per lane and each
-//! instruction is lowered once per lane: the lanes' independent chains interleave, and the
-//! thread loop and uniform branches are paid once per group.
+//! Why: a thread's code is mostly a chain of dependent operations, so running one thread
+//! after another leaves most of the CPU idle. Here every PTX register that varies by thread is
+//! a set of Cranelift vectors over the group's lanes (`LANES / lanes a vector` of them: one
+//! `i8x16` predicate, four `i32x4` for a 32-bit register, eight `i64x2` for a 64-bit one), and
+//! a register that holds the same value in every lane (`uniform_registers`) is one scalar.
+//! Instructions with a vector form (`simd`) compute all lanes at once; any other instruction
+//! runs lane by lane: each lane's operands are taken out of the vectors, the one-thread lowering
+//! computes, the results go back in. So every instruction is correct in the group code, and
+//! the vector forms only make it faster.
 //!
 //! A branch (or guarded `ret`/`exit`) is taken by the whole group when its lanes agree: loop
 //! back-edges and bounds checks inside the grid. When they disagree the group *diverges*: the
@@ -14,12 +18,12 @@
 //!
 //! Used for `.entry` kernels without synchronization points, calls or per-thread memory
 //! (`.local`), when `ntid.x` is a multiple of [`LANES`] (checked at launch: other blocks run
-//! the one-thread loop).
+//! the one-thread loop). The lanes of a group share `%tid.y` and `%tid.z`.
 
 use std::collections::HashMap;
 
 use cranelift_codegen::ir::{
-    self, Block, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, types,
+    self, Block, InstBuilder, MemFlagsData, StackSlot, StackSlotData, StackSlotKind, Type, types,
 };
 use cranelift_frontend::Variable;
 
@@ -28,10 +32,22 @@ use super::{LResult, Translator, ctx, invariant};
 use crate::frontend::ast::{FunctionKind, StateSpace};
 use crate::frontend::checked::{self, Arg, Function, Op};
 use crate::frontend::scopes::MAX_REGISTERS;
-use crate::types::PtxType;
 
-/// Threads per group: four interleaved chains keep x86-64's registers mostly sufficient.
+/// Threads per group: one `i8x16` holds a predicate; a 32-bit register is four `i32x4`.
 pub const LANES: usize = 16;
+
+/// The vector type that holds lanes of scalar type `t`, if Cranelift has one.
+pub(super) fn vector_of(t: Type) -> Option<Type> {
+    Some(match t {
+        types::I8 => types::I8X16,
+        types::I16 => types::I16X8,
+        types::I32 => types::I32X4,
+        types::I64 => types::I64X2,
+        types::F32 => types::F32X4,
+        types::F64 => types::F64X2,
+        _ => return None,
+    })
+}
 
 /// The stack area: the group's first thread (x, y, z), the divergence site to resume (-1:
 /// none), the divergence mask, the lane to run next, then one register frame per lane.
@@ -41,11 +57,12 @@ const MASK: i32 = 16;
 const LANE: i32 = 20;
 const FRAMES: i32 = 32;
 
-/// Whether `f` can run in lane groups. Each register is a variable per lane, and all of them
-/// must fit the register bound of one function (see `MAX_REGISTERS`).
+/// Whether `f` can run in lane groups: every register has a vector type, and a variable per
+/// lane for each would fit the register bound of one function (see `MAX_REGISTERS`).
 pub fn eligible(f: &Function) -> bool {
     f.kind == FunctionKind::Entry
         && f.regs.len() * LANES <= MAX_REGISTERS
+        && f.regs.iter().all(|r| vector_of(r.ty.ir_type()).is_some())
         && !super::sync::is_cooperative(f)
         && f.vars.iter().all(|v| v.space == StateSpace::Shared)
         && f.body.iter().flatten().all(|i| i.op != Op::Call)
@@ -68,12 +85,35 @@ pub fn continuations(f: &Function) -> Vec<usize> {
         .collect()
 }
 
+/// Special registers with the same value in every lane of a group.
+pub(super) fn is_uniform_special(s: checked::Special) -> bool {
+    use crate::frontend::checked::{Dim, Special};
+    matches!(
+        s,
+        Special::Tid(Dim::Y | Dim::Z)
+            | Special::Ntid(_)
+            | Special::Ctaid(_)
+            | Special::Nctaid(_)
+            | Special::NWarpId
+            | Special::NSmId
+            | Special::GridId
+            | Special::DynamicSmemSize
+            | Special::ClusterId(_)
+            | Special::NClusterId(_)
+            | Special::ClusterCtaId(_)
+            | Special::ClusterNCtaId(_)
+            | Special::ClusterCtaRank
+            | Special::ClusterNCtaRank
+            | Special::IsExplicitCluster
+    )
+}
+
 /// Registers that hold the same value in every lane of a group: written only from
-/// constants, parameters, the block's and grid's shape and other such registers. Control flow
+/// constants, parameters, the block's and grid's shape, `%tid.y`, `%tid.z` and other such
+/// registers. Control flow
 /// inside the group code is uniform (a disagreement leaves it), so such a register needs one
 /// variable for the whole group and its instructions are lowered once.
 pub fn uniform_registers(f: &Function) -> Vec<bool> {
-    use crate::frontend::checked::Special;
     let body = f.body.as_deref().unwrap_or(&[]);
     let same_everywhere = |inst: &checked::Inst| {
         let op_ok = match inst.op {
@@ -91,23 +131,7 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
             _ => false,
         };
         let special_ok = |a: &Arg| match a {
-            Arg::Special(s) => matches!(
-                s,
-                Special::Ntid(_)
-                    | Special::Ctaid(_)
-                    | Special::Nctaid(_)
-                    | Special::NWarpId
-                    | Special::NSmId
-                    | Special::GridId
-                    | Special::DynamicSmemSize
-                    | Special::ClusterId(_)
-                    | Special::NClusterId(_)
-                    | Special::ClusterCtaId(_)
-                    | Special::ClusterNCtaId(_)
-                    | Special::ClusterCtaRank
-                    | Special::ClusterNCtaRank
-                    | Special::IsExplicitCluster
-            ),
+            Arg::Special(s) => is_uniform_special(*s),
             Arg::Vector(v) => v.iter().all(|x| !matches!(x, Arg::Special(_))),
             _ => true,
         };
@@ -139,10 +163,21 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
 
 /// Translation state of the group code.
 pub(super) struct Lanes {
-    regs: Vec<Vec<Variable>>,
-    uniform: Vec<bool>,
-    tid: Vec<[Variable; 3]>,
+    /// Each register's vectors over the lanes (none for a uniform register).
+    pub(super) vectors: Vec<Vec<Variable>>,
+    /// What the one-thread lowering sees as each register in the group code: a uniform
+    /// register's one variable, or a scalar that holds one lane's value while an instruction
+    /// runs lane by lane.
+    scalars: Vec<Variable>,
+    pub(super) uniform: Vec<bool>,
+    /// The group's first thread: the lanes are x + 0..LANES, y, z.
+    pub(super) first: [Variable; 3],
+    /// The thread id the one-thread lowering sees (one lane's while it runs lane by lane).
+    tid: [Variable; 3],
     area: StackSlot,
+    /// Where an instruction that runs lane by lane finds its registers' lanes: room for
+    /// every register one instruction touches (`lane_by_lane`).
+    spill: StackSlot,
     /// Offset of each register in a lane's frame, and the frame's size.
     slots: Vec<i32>,
     frame_bytes: i32,
@@ -164,29 +199,45 @@ impl Lanes {
         f: &Function,
         scalar: &HashMap<usize, Block>,
     ) -> Lanes {
-        let var =
-            |b: &mut cranelift_frontend::FunctionBuilder, ty: PtxType| b.declare_var(ty.ir_type());
         let uniform = uniform_registers(f);
-        let first: Vec<Variable> = f.regs.iter().map(|r| var(b, r.ty)).collect();
-        let mut regs = vec![first.clone()];
-        for _ in 1..LANES {
-            let lane = f
-                .regs
-                .iter()
-                .zip(&first)
-                .zip(&uniform)
-                .map(|((r, &v), &u)| if u { v } else { var(b, r.ty) })
-                .collect();
-            regs.push(lane);
-        }
-        let tid = (0..LANES)
-            .map(|_| [0; 3].map(|_| b.declare_var(types::I32)))
+        let scalars = f
+            .regs
+            .iter()
+            .map(|r| b.declare_var(r.ty.ir_type()))
             .collect();
+        let vectors = f
+            .regs
+            .iter()
+            .zip(&uniform)
+            .map(|(r, &u)| {
+                let vt = vector_of(r.ty.ir_type()).expect("eligible");
+                let n = if u {
+                    0
+                } else {
+                    LANES / vt.lane_count() as usize
+                };
+                (0..n).map(|_| b.declare_var(vt)).collect()
+            })
+            .collect();
+        let first = [0; 3].map(|_| b.declare_var(types::I32));
+        let tid = [0; 3].map(|_| b.declare_var(types::I32));
         let (slots, end) = super::sync::register_slots(f, 0);
         let frame_bytes = end.max(8);
         let area = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             FRAMES as u32 + LANES as u32 * frame_bytes as u32,
+            4,
+        ));
+        let most_touched = f
+            .body
+            .iter()
+            .flatten()
+            .map(|i| super::liveness::sources(i).len() + super::liveness::destinations(i).len())
+            .max()
+            .unwrap_or(0);
+        let spill = b.create_sized_stack_slot(StackSlotData::new(
+            StackSlotKind::ExplicitSlot,
+            (most_touched.max(1) * LANES * 8) as u32,
             4,
         ));
         let mut labels = HashMap::new();
@@ -195,10 +246,13 @@ impl Lanes {
         }
         labels.entry(0).or_insert_with(|| b.create_block());
         Lanes {
-            regs,
+            vectors,
+            scalars,
             uniform,
+            first,
             tid,
             area,
+            spill,
             slots,
             frame_bytes,
             live: super::liveness::analyze(f),
@@ -254,17 +308,22 @@ impl Translator<'_, '_> {
                     .stack_load(types::I64, types::I32, area, BASE + 4 * d)
             })
             .collect();
-        for k in 0..LANES {
-            let tid = self.lanes.as_ref().expect("grouped").tid[k];
-            let x = self.b.ins().iadd_imm_s(base[0], k as i64);
-            self.b.def_var(tid[0], x);
-            self.b.def_var(tid[1], base[1]);
-            self.b.def_var(tid[2], base[2]);
-            for &r in &entry_live {
-                let ty = self.func.regs[r as usize].ty;
-                let v = self.const_bits(ty, 0);
-                let var = self.lanes.as_ref().expect("grouped").regs[k][r as usize];
-                self.b.def_var(var, v);
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let (first, tid) = (lanes.first, lanes.tid);
+        for d in 0..3 {
+            self.b.def_var(first[d], base[d]);
+            self.b.def_var(tid[d], base[d]);
+        }
+        for &r in &entry_live {
+            let ty = self.func.regs[r as usize].ty;
+            let zero = self.const_bits(ty, 0);
+            let lanes = self.lanes.as_ref().expect("grouped");
+            let (scalar, vectors) = (lanes.scalars[r as usize], lanes.vectors[r as usize].clone());
+            self.b.def_var(scalar, zero);
+            for v in vectors {
+                let vt = vector_of(ty.ir_type()).expect("eligible");
+                let zeros = self.b.ins().splat(vt, zero);
+                self.b.def_var(v, zeros);
             }
         }
         self.b.ins().jump(body_start, &[]);
@@ -363,9 +422,9 @@ impl Translator<'_, '_> {
             }
             (Op::Trap, None) => {
                 // Every lane stops here; the first one ends the block.
-                self.enter_lane(0);
+                self.enter_scalars();
                 let r = self.instruction(inst, &[]);
-                self.enter_lane(0);
+                self.enter_scalars();
                 r
             }
             (Op::Bra | Op::Ret | Op::Exit, Some(g))
@@ -375,7 +434,7 @@ impl Translator<'_, '_> {
                 let to = target(self)?;
                 let lanes = self.lanes.as_ref().expect("grouped");
                 let taken = to.map_or(next_group, |p| lanes.labels[&p]);
-                let p = self.b.use_var(lanes.regs[0][g.reg as usize]);
+                let p = self.b.use_var(lanes.scalars[g.reg as usize]);
                 let cont = self.b.create_block();
                 let (t, f) = if g.negated {
                     (cont, taken)
@@ -389,19 +448,14 @@ impl Translator<'_, '_> {
             }
             (Op::Bra | Op::Ret | Op::Exit, Some(g)) => {
                 let to = target(self)?;
-                // Which lanes take it, as a bit mask.
-                let mut mask = self.b.ins().iconst(types::I32, 0);
-                for k in 0..LANES {
-                    let var = self.lanes.as_ref().expect("grouped").regs[k][g.reg as usize];
-                    let p = self.b.use_var(var);
-                    let p = if g.negated {
-                        self.b.ins().bxor_imm_u(p, 1)
-                    } else {
-                        p
-                    };
-                    let p = self.b.ins().uextend(types::I32, p);
-                    let bit = self.b.ins().ishl_imm_u(p, k as i64);
-                    mask = self.b.ins().bor(mask, bit);
+                // Which lanes take it, as a bit mask (lanes are 0/1: negated, 0/-1, whose
+                // high bits make the mask).
+                let p = self.lanes.as_ref().expect("grouped").vectors[g.reg as usize][0];
+                let p = self.b.use_var(p);
+                let set = self.b.ins().ineg(p);
+                let mut mask = self.b.ins().vhigh_bits(types::I32, set);
+                if g.negated {
+                    mask = self.b.ins().bxor_imm_u(mask, (1 << LANES) - 1);
                 }
                 let taken = match to {
                     Some(p) => self.lanes.as_ref().expect("grouped").labels[&p],
@@ -425,114 +479,104 @@ impl Translator<'_, '_> {
                 self.b.switch_to_block(cont);
                 Ok(false)
             }
-            (Op::Float { op, ty, mods }, None) if self.group_half(op, ty, mods, &inst.args)? => {
-                Ok(false)
-            }
             _ if self.is_uniform(inst) => {
-                self.enter_lane(0);
+                self.enter_scalars();
                 let r = self.instruction(inst, &[]);
-                self.enter_lane(0);
+                self.enter_scalars();
                 r?;
                 Ok(false)
             }
             _ => {
-                for k in 0..LANES {
-                    self.enter_lane(k);
-                    let r = self.instruction(inst, &[]);
-                    self.enter_lane(k);
-                    r?;
+                if !self.vector_form(inst)? {
+                    self.lane_by_lane(inst)?;
                 }
                 Ok(false)
             }
         }
     }
 
-    /// Half-precision `add sub mul fma` of the whole group in one call of the eight-half
-    /// helper, when the host has it (`crate::native`); returns whether it did.
-    fn group_half(
-        &mut self,
-        op: checked::FloatOp,
-        ty: PtxType,
-        mods: checked::FloatMods,
-        a: &[Arg],
-    ) -> LResult<bool> {
-        if !ty.is_half() {
-            return Ok(false);
-        }
-        let (Some(code), Some(helper)) = (
-            crate::native::code(op, mods, ty),
-            self.native_helper_ref(crate::native::SYMBOL_X8),
-        ) else {
-            return Ok(false);
+    /// Lowers `inst` once per lane with the one-thread lowering: the lane's values of the
+    /// registers it reads or may write are taken out of their vectors, and the registers it
+    /// writes put back.
+    pub(super) fn lane_by_lane(&mut self, inst: &checked::Inst) -> LResult {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let varying = |regs: Vec<u32>| -> Vec<u32> {
+            let mut regs: Vec<u32> = regs
+                .into_iter()
+                .filter(|&r| !lanes.uniform[r as usize])
+                .collect();
+            regs.sort_unstable();
+            regs.dedup();
+            regs
         };
-        let nsrc = op.sources();
-        // Four lanes (eight halves) a call; the calls of one instruction are independent.
-        let uniform_arg = |t: &Self, arg: Option<&Arg>| match arg {
-            Some(Arg::Reg(r)) => t.lanes.as_ref().expect("grouped").uniform[*r as usize],
-            Some(Arg::Imm(_)) | None => true,
-            _ => false,
-        };
-        let mut splats = HashMap::new();
-        for chunk in 0..LANES / 4 {
-            let mut args = Vec::new();
-            for i in 0..3 {
-                let arg = a.get(1 + i).filter(|_| i < nsrc);
-                if uniform_arg(self, arg) {
-                    // The same value in every lane: one splat serves all the calls.
-                    let v = match splats.get(&i) {
-                        Some(&v) => v,
-                        None => {
-                            let x = match arg {
-                                Some(arg) => {
-                                    self.enter_lane(0);
-                                    let x = self.read(arg, ty);
-                                    self.enter_lane(0);
-                                    x?
-                                }
-                                None => self.b.ins().iconst(types::I32, 0),
-                            };
-                            let x = self.extend(x, types::I32, false);
-                            let v = self.b.ins().splat(types::I32X4, x);
-                            splats.insert(i, v);
-                            v
-                        }
-                    };
-                    args.push(v);
-                    continue;
-                }
-                let mut packed = None;
-                for j in 0..4 {
-                    let k = 4 * chunk + j;
-                    let v = match a.get(1 + i).filter(|_| i < nsrc) {
-                        Some(arg) => {
-                            self.enter_lane(k);
-                            let v = self.read(arg, ty);
-                            self.enter_lane(k);
-                            v?
-                        }
-                        None => self.b.ins().iconst(types::I32, 0),
-                    };
-                    let v = self.extend(v, types::I32, false);
-                    packed = Some(match packed {
-                        None => self.b.ins().splat(types::I32X4, v),
-                        Some(p) => self.b.ins().insertlane(p, v, j as u8),
-                    });
-                }
-                args.push(packed.expect("lanes"));
-            }
-            args.push(self.b.ins().iconst(types::I32, code as i64));
-            let call = self.b.ins().call(helper, &args);
-            let r = self.b.inst_results(call)[0];
-            for j in 0..4 {
-                let v = self.b.ins().extractlane(r, j as u8);
-                let v = self.coerce(v, ty.ir_type(), false);
-                self.enter_lane(4 * chunk + j);
-                let w = self.write(&a[0], v, ty);
-                self.enter_lane(4 * chunk + j);
-                w?;
+        let written = varying(super::liveness::destinations(inst));
+        let mut touched = super::liveness::sources(inst);
+        touched.extend(&written);
+        let touched = varying(touched);
+        let (first, tid, spill) = (lanes.first, lanes.tid, lanes.spill);
+        // Through memory: every vector stored once, each lane's values loaded as scalars, its
+        // results stored in place, the vectors loaded back. (Extracting and inserting lanes
+        // instead keeps the vectors live across all the lanes' code, which made the register
+        // allocator's work grow far faster than the code.)
+        let region = |i: usize, k: usize, size: u32| (i * LANES * 8 + k * size as usize) as i32;
+        for (i, &r) in touched.iter().enumerate() {
+            let vectors = self.lanes.as_ref().expect("grouped").vectors[r as usize].clone();
+            for (c, var) in vectors.into_iter().enumerate() {
+                let v = self.b.use_var(var);
+                self.b
+                    .ins()
+                    .stack_store(types::I64, v, spill, region(i, 0, 0) + 16 * c as i32);
             }
         }
-        Ok(true)
+        let lane_type = |t: &Self, r: u32| t.func.regs[r as usize].ty.ir_type();
+        for k in 0..LANES {
+            for (i, &r) in touched.iter().enumerate() {
+                let ty = lane_type(self, r);
+                let off = region(i, k, ty.bytes());
+                let v = self.b.ins().stack_load(types::I64, ty, spill, off);
+                let scalar = self.lanes.as_ref().expect("grouped").scalars[r as usize];
+                self.b.def_var(scalar, v);
+            }
+            let x = self.b.use_var(first[0]);
+            let x = self.b.ins().iadd_imm_s(x, k as i64);
+            self.b.def_var(tid[0], x);
+            self.enter_scalars();
+            let r = self.instruction(inst, &[]);
+            self.enter_scalars();
+            r?;
+            for (i, &r) in touched.iter().enumerate() {
+                if written.contains(&r) {
+                    let scalar = self.lanes.as_ref().expect("grouped").scalars[r as usize];
+                    let v = self.b.use_var(scalar);
+                    let off = region(i, k, lane_type(self, r).bytes());
+                    self.b.ins().stack_store(types::I64, v, spill, off);
+                }
+            }
+        }
+        for (i, &r) in touched.iter().enumerate() {
+            if written.contains(&r) {
+                let vectors = self.lanes.as_ref().expect("grouped").vectors[r as usize].clone();
+                let vt = vector_of(lane_type(self, r)).expect("eligible");
+                for (c, var) in vectors.into_iter().enumerate() {
+                    let off = region(i, 0, 0) + 16 * c as i32;
+                    let v = self.b.ins().stack_load(types::I64, vt, spill, off);
+                    self.b.def_var(var, v);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Lane `k`'s value of register `r`.
+    fn lane_value(&mut self, r: u32, k: usize) -> ir::Value {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        if lanes.uniform[r as usize] {
+            return self.b.use_var(lanes.scalars[r as usize]);
+        }
+        let vectors = &lanes.vectors[r as usize];
+        let per = LANES / vectors.len();
+        let v = self.b.use_var(vectors[k / per]);
+        self.b.ins().extractlane(v, (k % per) as u8)
     }
 
     /// Whether the instruction computes a group-wide value (no side effects): lowered once.
@@ -542,11 +586,12 @@ impl Translator<'_, '_> {
         !defs.is_empty() && defs.iter().all(|&d| uniform[d as usize])
     }
 
-    /// Swaps lane `k`'s registers and thread id with the one-thread ones (call again to undo).
-    fn enter_lane(&mut self, k: usize) {
+    /// Swaps the group code's scalar registers and thread id with the one-thread code's, so
+    /// that the one-thread lowering reads and writes them (call again to undo).
+    pub(super) fn enter_scalars(&mut self) {
         let lanes = self.lanes.as_mut().expect("grouped");
-        std::mem::swap(&mut self.regs, &mut lanes.regs[k]);
-        std::mem::swap(&mut self.tid, &mut lanes.tid[k]);
+        std::mem::swap(&mut self.regs, &mut lanes.scalars);
+        std::mem::swap(&mut self.tid, &mut lanes.tid);
     }
 
     /// The group disagrees at a branch: spill the lanes, then run them one by one from
@@ -568,8 +613,7 @@ impl Translator<'_, '_> {
         self.b.ins().stack_store(types::I64, mask, area, MASK);
         for k in 0..LANES {
             for &r in &live {
-                let var = self.lanes.as_ref().expect("grouped").regs[k][r as usize];
-                let v = self.b.use_var(var);
+                let v = self.lane_value(r, k);
                 let off = FRAMES + k as i32 * frame_bytes + slots[r as usize];
                 self.b.ins().stack_store(types::I64, v, area, off);
             }

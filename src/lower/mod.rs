@@ -45,6 +45,7 @@ mod memory;
 mod narrow;
 mod operands;
 mod runtime_calls;
+mod simd;
 pub mod softfloat;
 pub mod sync;
 mod tensor;

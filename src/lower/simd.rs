@@ -1,0 +1,655 @@
+//! Vector forms of instructions for the group code (`lanes`): one instruction computes every
+//! lane of a group with Cranelift's 128-bit vectors (or one call of a precompiled helper on
+//! them). Each form takes only what it computes exactly as the one-thread lowering does; for
+//! anything else [`Translator::vector_form`] says no and the instruction runs lane by lane.
+//!
+//! Memory: a group's `ld`/`st` whose lane addresses are contiguous (lane k at the first lane's
+//! address + k × width, which the form checks at run time) is one range check and vector
+//! loads or stores; other addresses, or a range that fails its check, go lane by lane, so a
+//! fault names the same lane and address as the one-thread code.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{
+    ConstantData, Endianness, InstBuilder, MemFlagsData, Type, Value, types,
+};
+
+use super::lanes::{LANES, vector_of};
+use super::{LResult, Translator};
+use crate::frontend::ast::StateSpace;
+use crate::frontend::checked::{
+    AddrBase, Arg, CmpOp, Dim, FloatMods, FloatOp, Inst, IntOp, MulMode, Op, Rounding, Special,
+};
+use crate::types::PtxType;
+
+/// A register's value in every lane: its vectors, lanes 0.. first.
+type Wide = Vec<Value>;
+
+/// Bit casts between vector types keep the lanes' bytes in memory order.
+fn lane_order() -> MemFlagsData {
+    MemFlagsData::new().with_endianness(Endianness::Little)
+}
+
+impl Translator<'_, '_> {
+    /// Lowers `inst` for the whole group with vectors, if it has a vector form here; returns
+    /// whether it did (emitting nothing when not).
+    pub(super) fn vector_form(&mut self, inst: &Inst) -> LResult<bool> {
+        if inst.guard.is_some() {
+            return Ok(false);
+        }
+        let a = &inst.args;
+        match inst.op {
+            Op::Mov(ty) if self.v_dst_ok(&a[0], ty) && self.v_src_ok(&a[1], ty) => {
+                let x = self.v_read(&a[1], ty)?;
+                self.v_write(&a[0], x);
+                Ok(true)
+            }
+            Op::Int { op, ty } => self.v_int(op, ty, a),
+            Op::Setp {
+                cmp,
+                bool_op: None,
+                ty,
+                ftz: false,
+            } => self.v_setp(cmp, ty, a),
+            Op::Float { op, ty, mods } if ty.is_half() => self.v_half(op, ty, mods, a),
+            Op::Float {
+                op,
+                ty: PtxType::F32,
+                mods,
+            } => self.v_f32(op, mods, a),
+            Op::Ld { space, ty, vec: 1 } => self.v_access(inst, space, ty, &a[1], Some(&a[0])),
+            Op::St { space, ty, vec: 1 } => self.v_access(inst, space, ty, &a[0], None),
+            _ => Ok(false),
+        }
+    }
+
+    fn is_uniform_reg(&self, r: u32) -> bool {
+        self.lanes.as_ref().expect("grouped").uniform[r as usize]
+    }
+
+    /// Whether `arg` can be read as a `ty` value in every lane here.
+    fn v_src_ok(&self, arg: &Arg, ty: PtxType) -> bool {
+        if vector_of(ty.ir_type()).is_none() {
+            return false;
+        }
+        match arg {
+            Arg::Reg(r) | Arg::Not(r) if self.is_uniform_reg(*r) => {
+                (self.func.regs[*r as usize].ty == PtxType::Pred) == (ty == PtxType::Pred)
+            }
+            // Lane by lane, a register of another width is truncated or extended.
+            Arg::Reg(r) | Arg::Not(r) => {
+                let reg_ty = self.func.regs[*r as usize].ty;
+                reg_ty.ir_type() == ty.ir_type()
+                    && (reg_ty == PtxType::Pred) == (ty == PtxType::Pred)
+                    && (matches!(arg, Arg::Reg(_)) || ty == PtxType::Pred)
+            }
+            Arg::Imm(_) | Arg::SymbolAddr(..) => true,
+            Arg::Special(Special::Tid(Dim::X)) => ty.ir_type() == types::I32,
+            Arg::Special(s) => super::lanes::is_uniform_special(*s),
+            _ => false,
+        }
+    }
+
+    /// Whether the result of a `ty` instruction can be written to `arg` as vectors.
+    fn v_dst_ok(&self, arg: &Arg, ty: PtxType) -> bool {
+        match arg {
+            Arg::Reg(r) if !self.is_uniform_reg(*r) => {
+                let reg_ty = self.func.regs[*r as usize].ty;
+                reg_ty.ir_type() == ty.ir_type()
+                    && (reg_ty == PtxType::Pred) == (ty == PtxType::Pred)
+            }
+            _ => false,
+        }
+    }
+
+    /// `arg` (accepted by [`v_src_ok`](Self::v_src_ok)) as a `ty` value in every lane.
+    fn v_read(&mut self, arg: &Arg, ty: PtxType) -> LResult<Wide> {
+        let vt = vector_of(ty.ir_type()).expect("checked");
+        let n = LANES / vt.lane_count() as usize;
+        match arg {
+            Arg::Reg(r) if !self.is_uniform_reg(*r) => {
+                let vars = self.lanes.as_ref().expect("grouped").vectors[*r as usize].clone();
+                Ok(vars.into_iter().map(|v| self.b.use_var(v)).collect())
+            }
+            Arg::Not(r) if !self.is_uniform_reg(*r) => {
+                let p = self.v_read(&Arg::Reg(*r), ty)?;
+                let one = self.v_splat(vt, 1);
+                Ok(p.into_iter().map(|p| self.b.ins().bxor(p, one)).collect())
+            }
+            Arg::Special(Special::Tid(Dim::X)) => {
+                let first = self.lanes.as_ref().expect("grouped").first[0];
+                let x = self.b.use_var(first);
+                let iota = self.v_const(types::I32X4, &[0u32, 1, 2, 3].map(u64::from));
+                Ok((0..n)
+                    .map(|c| {
+                        let base = self.b.ins().iadd_imm_s(x, 4 * c as i64);
+                        let base = self.b.ins().splat(vt, base);
+                        self.b.ins().iadd(base, iota)
+                    })
+                    .collect())
+            }
+            _ => {
+                // The same value in every lane: the one-thread lowering reads it once.
+                self.enter_scalars();
+                let x = self.read(arg, ty);
+                self.enter_scalars();
+                let v = self.b.ins().splat(vt, x?);
+                Ok(vec![v; n])
+            }
+        }
+    }
+
+    fn v_write(&mut self, arg: &Arg, v: Wide) {
+        let Arg::Reg(r) = arg else {
+            unreachable!("checked by v_dst_ok")
+        };
+        let vars = self.lanes.as_ref().expect("grouped").vectors[*r as usize].clone();
+        for (var, v) in vars.into_iter().zip(v) {
+            self.b.def_var(var, v);
+        }
+    }
+
+    /// `v` as vector type `vt` (same bytes).
+    fn v_bitcast(&mut self, vt: Type, v: Value) -> Value {
+        if self.b.func.dfg.value_type(v) == vt {
+            return v;
+        }
+        self.b.ins().bitcast(vt, lane_order(), v)
+    }
+
+    /// Every lane of vector type `vt` set to the integer `x`.
+    fn v_splat(&mut self, vt: Type, x: i64) -> Value {
+        let s = self.b.ins().iconst(vt.lane_type(), x);
+        self.b.ins().splat(vt, s)
+    }
+
+    /// A vector constant of integer lanes.
+    fn v_const(&mut self, vt: Type, lanes: &[u64]) -> Value {
+        let bytes = vt.lane_bits() as usize / 8;
+        let data: Vec<u8> = lanes
+            .iter()
+            .flat_map(|x| x.to_le_bytes()[..bytes].to_vec())
+            .collect();
+        let c = self.b.func.dfg.constants.insert(ConstantData::from(data));
+        self.b.ins().vconst(vt, c)
+    }
+
+    fn v_int(&mut self, op: IntOp, ty: PtxType, a: &[Arg]) -> LResult<bool> {
+        let it = ty.ir_type();
+        let signed = ty.is_signed();
+        if let IntOp::Mul(MulMode::Wide) | IntOp::Mad(MulMode::Wide) = op {
+            return self.v_wide(op, ty, a);
+        }
+        let binary = matches!(
+            op,
+            IntOp::Add { sat: false }
+                | IntOp::Sub { sat: false }
+                | IntOp::Mul(MulMode::Lo)
+                | IntOp::Mad(MulMode::Lo)
+                | IntOp::And
+                | IntOp::Or
+                | IntOp::Xor
+        ) || (matches!(op, IntOp::Min | IntOp::Max) && it.bits() <= 32);
+        let unary = matches!(op, IntOp::Not | IntOp::Neg);
+        let shift = matches!(op, IntOp::Shl | IntOp::Shr)
+            && matches!(a.get(2), Some(Arg::Imm(_)))
+            && ty != PtxType::Pred;
+        let pred_ok =
+            ty != PtxType::Pred || matches!(op, IntOp::And | IntOp::Or | IntOp::Xor | IntOp::Not);
+        let mul = matches!(op, IntOp::Mul(_) | IntOp::Mad(_));
+        let nsrc = if matches!(op, IntOp::Mad(_)) {
+            3
+        } else if unary || shift {
+            1
+        } else {
+            2
+        };
+        if !(binary || unary || shift)
+            || !pred_ok
+            || (mul && it.bits() < 16)
+            || !self.v_dst_ok(&a[0], ty)
+            || !(1..=nsrc).all(|i| self.v_src_ok(&a[i], ty))
+        {
+            return Ok(false);
+        }
+        let x = self.v_read(&a[1], ty)?;
+        let r: Wide = if shift {
+            let Arg::Imm(imm) = a[2] else { unreachable!() };
+            let bits = it.bits() as u64;
+            let n = crate::frontend::check::immediate_bits(imm, PtxType::U32).min(bits);
+            x.into_iter()
+                .map(|x| match op {
+                    // Shifted out entirely: zero, or the sign in every bit.
+                    IntOp::Shl if n == bits => self.v_splat(x_type(self, x), 0),
+                    IntOp::Shl => self.b.ins().ishl_imm_u(x, n as i64),
+                    _ if signed => self.b.ins().sshr_imm_u(x, n.min(bits - 1) as i64),
+                    _ if n == bits => self.v_splat(x_type(self, x), 0),
+                    _ => self.b.ins().ushr_imm_u(x, n as i64),
+                })
+                .collect()
+        } else if unary {
+            x.into_iter()
+                .map(|x| match op {
+                    IntOp::Not if ty == PtxType::Pred => {
+                        let one = self.v_splat(x_type(self, x), 1);
+                        self.b.ins().bxor(x, one)
+                    }
+                    IntOp::Not => self.b.ins().bnot(x),
+                    _ => self.b.ins().ineg(x),
+                })
+                .collect()
+        } else {
+            let y = self.v_read(&a[2], ty)?;
+            let c = if nsrc == 3 {
+                Some(self.v_read(&a[3], ty)?)
+            } else {
+                None
+            };
+            (0..x.len())
+                .map(|i| {
+                    let (x, y) = (x[i], y[i]);
+                    let ins = self.b.ins();
+                    match op {
+                        IntOp::Add { .. } => ins.iadd(x, y),
+                        IntOp::Sub { .. } => ins.isub(x, y),
+                        IntOp::And => ins.band(x, y),
+                        IntOp::Or => ins.bor(x, y),
+                        IntOp::Xor => ins.bxor(x, y),
+                        IntOp::Min if signed => ins.smin(x, y),
+                        IntOp::Min => ins.umin(x, y),
+                        IntOp::Max if signed => ins.smax(x, y),
+                        IntOp::Max => ins.umax(x, y),
+                        _ => {
+                            let p = ins.imul(x, y);
+                            match &c {
+                                Some(c) => self.b.ins().iadd(p, c[i]),
+                                None => p,
+                            }
+                        }
+                    }
+                })
+                .collect()
+        };
+        self.v_write(&a[0], r);
+        Ok(true)
+    }
+
+    /// `mul.wide` / `mad.wide` from 16 or 32 bits: each source vector widened into two.
+    fn v_wide(&mut self, op: IntOp, ty: PtxType, a: &[Arg]) -> LResult<bool> {
+        let wide = match ty {
+            PtxType::U16 => PtxType::U32,
+            PtxType::S16 => PtxType::S32,
+            PtxType::U32 => PtxType::U64,
+            PtxType::S32 => PtxType::S64,
+            _ => return Ok(false),
+        };
+        let mad = matches!(op, IntOp::Mad(_));
+        if !self.v_dst_ok(&a[0], wide)
+            || !self.v_src_ok(&a[1], ty)
+            || !self.v_src_ok(&a[2], ty)
+            || (mad && !self.v_src_ok(&a[3], wide))
+        {
+            return Ok(false);
+        }
+        let signed = ty.is_signed();
+        let widened = |t: &mut Self, arg: &Arg| -> LResult<Wide> {
+            let x = t.v_read(arg, ty)?;
+            let mut out = Vec::new();
+            for v in x {
+                let ins = t.b.ins();
+                let (lo, hi) = if signed {
+                    (ins.swiden_low(v), t.b.ins().swiden_high(v))
+                } else {
+                    (ins.uwiden_low(v), t.b.ins().uwiden_high(v))
+                };
+                out.extend([lo, hi]);
+            }
+            Ok(out)
+        };
+        let x = widened(self, &a[1])?;
+        // A constant power of two (an element size) is a shift.
+        let shift = match a[2] {
+            Arg::Imm(imm) => {
+                let k = crate::frontend::check::immediate_bits(imm, ty);
+                (k.is_power_of_two()).then(|| k.trailing_zeros())
+            }
+            _ => None,
+        };
+        let mut r: Wide = match shift {
+            Some(s) => x
+                .into_iter()
+                .map(|x| self.b.ins().ishl_imm_u(x, s as i64))
+                .collect(),
+            None => {
+                let y = widened(self, &a[2])?;
+                x.into_iter()
+                    .zip(y)
+                    .map(|(x, y)| self.b.ins().imul(x, y))
+                    .collect()
+            }
+        };
+        if mad {
+            let c = self.v_read(&a[3], wide)?;
+            r = r
+                .into_iter()
+                .zip(c)
+                .map(|(r, c)| self.b.ins().iadd(r, c))
+                .collect();
+        }
+        self.v_write(&a[0], r);
+        Ok(true)
+    }
+
+    /// `setp.cmp.type p, a, b` on integers up to 32 bits and f32: the lanes' masks narrowed
+    /// to one `i8x16` of 0/1.
+    fn v_setp(&mut self, cmp: CmpOp, ty: PtxType, a: &[Arg]) -> LResult<bool> {
+        let it = ty.ir_type();
+        let cond = if ty == PtxType::F32 {
+            float_cc(cmp)
+        } else if ty.is_int() && (16..=32).contains(&it.bits()) {
+            int_cc(cmp, ty.is_signed()).map(Cc::Int)
+        } else {
+            None
+        };
+        let Some(cond) = cond else { return Ok(false) };
+        if !self.v_dst_ok(&a[0], PtxType::Pred)
+            || !self.v_src_ok(&a[1], ty)
+            || !self.v_src_ok(&a[2], ty)
+        {
+            return Ok(false);
+        }
+        let x = self.v_read(&a[1], ty)?;
+        let y = self.v_read(&a[2], ty)?;
+        let mut masks: Wide = x
+            .into_iter()
+            .zip(y)
+            .map(|(x, y)| match cond {
+                Cc::Int(cc) => self.b.ins().icmp(cc, x, y),
+                Cc::Float(cc) => self.b.ins().fcmp(cc, x, y),
+                // Ordered and not equal.
+                Cc::FloatOrderedNe => {
+                    let ord = self.b.ins().fcmp(FloatCC::Ordered, x, y);
+                    let ne = self.b.ins().fcmp(FloatCC::NotEqual, x, y);
+                    self.b.ins().band(ord, ne)
+                }
+            })
+            .collect();
+        // All-ones/zero lanes narrow with signed saturation, keeping all-ones/zero.
+        while masks.len() > 1 {
+            masks = masks
+                .chunks(2)
+                .map(|pair| self.b.ins().snarrow(pair[0], pair[1]))
+                .collect();
+        }
+        let p = self.b.ins().ineg(masks[0]);
+        self.v_write(&a[0], vec![p]);
+        Ok(true)
+    }
+
+    /// Half `add sub mul fma` through the precompiled eight-half helper (`crate::native`),
+    /// when the host has it: one call per vector of halves.
+    fn v_half(&mut self, op: FloatOp, ty: PtxType, mods: FloatMods, a: &[Arg]) -> LResult<bool> {
+        let nsrc = op.sources();
+        let Some(code) = crate::native::code(op, mods, ty) else {
+            return Ok(false);
+        };
+        if !self.v_dst_ok(&a[0], ty) || !(1..=nsrc).all(|i| self.v_src_ok(&a[i], ty)) {
+            return Ok(false);
+        }
+        let Some(helper) = self.native_helper_ref(crate::native::SYMBOL_X8) else {
+            return Ok(false);
+        };
+        let mut srcs = Vec::new();
+        for i in 0..3 {
+            let x = match a.get(1 + i).filter(|_| i < nsrc) {
+                Some(arg) => self.v_read(arg, ty)?,
+                None => {
+                    let vt = vector_of(ty.ir_type()).expect("half");
+                    vec![self.v_splat(vt, 0); LANES / vt.lane_count() as usize]
+                }
+            };
+            srcs.push(x);
+        }
+        let code = self.b.ins().iconst(types::I32, code as i64);
+        let vt = vector_of(ty.ir_type()).expect("half");
+        let r = (0..srcs[0].len())
+            .map(|c| {
+                let args: Vec<Value> = srcs
+                    .iter()
+                    .map(|s| self.v_bitcast(types::I32X4, s[c]))
+                    .chain([code])
+                    .collect();
+                let call = self.b.ins().call(helper, &args);
+                let r = self.b.inst_results(call)[0];
+                self.v_bitcast(vt, r)
+            })
+            .collect();
+        self.v_write(&a[0], r);
+        Ok(true)
+    }
+
+    /// f32 `add sub mul fma` rounded to nearest, without `.ftz`/`.sat`: the host's vector
+    /// arithmetic, NaN results made canonical.
+    fn v_f32(&mut self, op: FloatOp, mods: FloatMods, a: &[Arg]) -> LResult<bool> {
+        let ty = PtxType::F32;
+        let plain = FloatMods {
+            rnd: mods.rnd,
+            ..FloatMods::default()
+        };
+        let arith = matches!(op, FloatOp::Add | FloatOp::Sub | FloatOp::Mul)
+            || (op == FloatOp::Fma && host_has_fma());
+        let nsrc = op.sources();
+        if !arith
+            || mods != plain
+            || !matches!(mods.rnd, None | Some(Rounding::Rn))
+            || !self.v_dst_ok(&a[0], ty)
+            || !(1..=nsrc).all(|i| self.v_src_ok(&a[i], ty))
+        {
+            return Ok(false);
+        }
+        let x: Vec<Wide> = (1..=nsrc)
+            .map(|i| self.v_read(&a[i], ty))
+            .collect::<LResult<_>>()?;
+        let nan = self.v_splat(
+            types::I32X4,
+            crate::semantics::float::CANONICAL_NAN_F32 as i64,
+        );
+        let nan = self.v_bitcast(types::F32X4, nan);
+        let r = (0..x[0].len())
+            .map(|c| {
+                let ins = self.b.ins();
+                let r = match op {
+                    FloatOp::Add => ins.fadd(x[0][c], x[1][c]),
+                    FloatOp::Sub => ins.fsub(x[0][c], x[1][c]),
+                    FloatOp::Mul => ins.fmul(x[0][c], x[1][c]),
+                    _ => ins.fma(x[0][c], x[1][c], x[2][c]),
+                };
+                let is_nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
+                let is_nan = self.v_bitcast(types::F32X4, is_nan);
+                self.b.ins().bitselect(is_nan, nan, r)
+            })
+            .collect();
+        self.v_write(&a[0], r);
+        Ok(true)
+    }
+
+    /// `ld`/`st` of one 2-, 4- or 8-byte value a lane in global or generic memory through a
+    /// 64-bit address register (`value` is the load's destination; none for a store): when
+    /// the lanes' addresses are contiguous and the range passes its checks, vector loads or
+    /// stores; else lane by lane.
+    fn v_access(
+        &mut self,
+        inst: &Inst,
+        space: StateSpace,
+        ty: PtxType,
+        addr: &Arg,
+        value: Option<&Arg>,
+    ) -> LResult<bool> {
+        let width = ty.size();
+        let &Arg::Addr {
+            base: AddrBase::Reg(base),
+            offset,
+        } = addr
+        else {
+            return Ok(false);
+        };
+        let data_ok = match value {
+            Some(dst) => self.v_dst_ok(dst, ty),
+            None => self.v_src_ok(&inst.args[1], ty),
+        };
+        if !matches!(space, StateSpace::Global | StateSpace::Generic)
+            || !matches!(width, 2 | 4 | 8)
+            || ty == PtxType::Pred
+            || self.is_uniform_reg(base)
+            || self.func.regs[base as usize].ty.ir_type() != types::I64
+            || !data_ok
+        {
+            return Ok(false);
+        }
+        let stored = match value {
+            Some(_) => None,
+            None => Some(self.v_read(&inst.args[1], ty)?),
+        };
+        let addrs = self.v_read(&Arg::Reg(base), PtxType::U64)?;
+        // Contiguous: every lane's address minus k × width is the first lane's.
+        let first_base = self.b.ins().extractlane(addrs[0], 0);
+        let first = self.b.ins().iadd_imm_s(first_base, offset);
+        let expected = self.b.ins().splat(types::I64X2, first_base);
+        let mut apart = None;
+        for (c, &v) in addrs.iter().enumerate() {
+            let k = 2 * c as u64 * width as u64;
+            let step = self.v_const(types::I64X2, &[k, k + width as u64]);
+            let v = self.b.ins().isub(v, step);
+            let d = self.b.ins().bxor(v, expected);
+            apart = Some(match apart {
+                None => d,
+                Some(acc) => self.b.ins().bor(acc, d),
+            });
+        }
+        let apart = self.b.ins().vany_true(apart.expect("lanes"));
+        let ok = if self.confined {
+            let bytes = width * LANES as u32;
+            let inside = self.in_space(first, space, bytes);
+            let low = self.b.ins().band_imm_u(first, width as i64 - 1);
+            let aligned = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
+            let ok = self.b.ins().band(inside, aligned);
+            let together = self.b.ins().bxor_imm_u(apart, 1);
+            self.b.ins().band(ok, together)
+        } else {
+            self.b.ins().bxor_imm_u(apart, 1)
+        };
+        let fast = self.b.create_block();
+        let slow = self.b.create_block();
+        let join = self.b.create_block();
+        self.b.set_cold_block(slow);
+        self.b.ins().brif(ok, fast, &[], slow, &[]);
+        self.b.seal_block(fast);
+        self.b.seal_block(slow);
+
+        self.b.switch_to_block(fast);
+        let vt = vector_of(ty.ir_type()).expect("checked");
+        let flags = MemFlagsData::new();
+        match stored {
+            None => {
+                let n = LANES / vt.lane_count() as usize;
+                let loaded = (0..n)
+                    .map(|c| self.b.ins().load(vt, flags, first, 16 * c as i32))
+                    .collect();
+                self.v_write(value.expect("load"), loaded);
+            }
+            Some(v) => {
+                for (c, v) in v.into_iter().enumerate() {
+                    self.b.ins().store(flags, v, first, 16 * c as i32);
+                }
+            }
+        }
+        self.b.ins().jump(join, &[]);
+
+        self.b.switch_to_block(slow);
+        self.lane_by_lane(inst)?;
+        self.b.ins().jump(join, &[]);
+        self.b.seal_block(join);
+        self.b.switch_to_block(join);
+        Ok(true)
+    }
+}
+
+/// The type of a value (for constants of the same shape).
+fn x_type(t: &Translator, v: Value) -> Type {
+    t.b.func.dfg.value_type(v)
+}
+
+/// Whether the host has fused multiply-add (Cranelift's vector `fma` needs it).
+fn host_has_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Cc {
+    Int(IntCC),
+    Float(FloatCC),
+    FloatOrderedNe,
+}
+
+fn int_cc(cmp: CmpOp, signed: bool) -> Option<IntCC> {
+    use IntCC::*;
+    Some(match (cmp, signed) {
+        (CmpOp::Eq, _) => Equal,
+        (CmpOp::Ne, _) => NotEqual,
+        (CmpOp::Lt, true) => SignedLessThan,
+        (CmpOp::Le, true) => SignedLessThanOrEqual,
+        (CmpOp::Gt, true) => SignedGreaterThan,
+        (CmpOp::Ge, true) => SignedGreaterThanOrEqual,
+        (CmpOp::Lt | CmpOp::Lo, false) => UnsignedLessThan,
+        (CmpOp::Le | CmpOp::Ls, false) => UnsignedLessThanOrEqual,
+        (CmpOp::Gt | CmpOp::Hi, false) => UnsignedGreaterThan,
+        (CmpOp::Ge | CmpOp::Hs, false) => UnsignedGreaterThanOrEqual,
+        _ => return None,
+    })
+}
+
+/// PTX's f32 comparisons (`ne` is ordered, the `u` forms are true on NaN) that the x86-64
+/// vector compare does in one instruction, or `ne` in two.
+fn float_cc(cmp: CmpOp) -> Option<Cc> {
+    use FloatCC::*;
+    Some(Cc::Float(match cmp {
+        CmpOp::Eq => Equal,
+        CmpOp::Ne => return Some(Cc::FloatOrderedNe),
+        CmpOp::Lt => LessThan,
+        CmpOp::Le => LessThanOrEqual,
+        CmpOp::Gt => GreaterThan,
+        CmpOp::Ge => GreaterThanOrEqual,
+        CmpOp::Neu => NotEqual,
+        CmpOp::Num => Ordered,
+        CmpOp::Nan => Unordered,
+        _ => return None,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_register_type_has_a_vector_of_the_group_or_none() {
+        for t in [
+            types::I8,
+            types::I16,
+            types::I32,
+            types::I64,
+            types::F32,
+            types::F64,
+        ] {
+            let vt = vector_of(t).expect("vector");
+            assert_eq!(vt.bits(), 128);
+            assert_eq!(LANES % vt.lane_count() as usize, 0);
+        }
+        assert!(vector_of(types::I128).is_none());
+    }
+}
