@@ -14,9 +14,9 @@ use crate::semantics::half::{CANONICAL_NAN, F16};
 /// The helper for one `f16x2` operation.
 pub const SYMBOL: &str = "ptxjit_f16_arith";
 
-/// The helper for eight halves at once: a lane group's (`lower::lanes`) four `f16x2` or
-/// `bf16x2` operations, or four scalar ones in the low halves of the 32-bit lanes. Arguments
-/// and result are 128-bit vectors (`i32x4`), plus the same `code`. bf16 works the same way:
+/// The helper for eight halves at once: one vector of a lane group (`lower::lanes`), four
+/// `f16x2` or `bf16x2` lanes or eight scalar ones. Arguments and result are 128-bit vectors
+/// (`i32x4`), plus the same `code`. bf16 works the same way:
 /// exact decode (a shift), one f32 operation, one rounding to nearest even (integer bit
 /// arithmetic), the exact fma where the f32 fma landed on a bf16 midpoint.
 pub const SYMBOL_X8: &str = "ptxjit_f16_arith_x8";
