@@ -6,8 +6,8 @@
 //! `i8x16` predicate, four `i32x4` for a 32-bit register, eight `i64x2` for a 64-bit one), and
 //! a register that holds the same value in every lane (`uniform_registers`) is one scalar.
 //! Instructions with a vector form (`simd`) compute all lanes at once; any other instruction
-//! runs lane by lane: each lane's operands are taken out of the vectors, the one-thread lowering
-//! computes, the results go back in. So every instruction is correct in the group code, and
+//! runs lane by lane: each lane's operands are loaded from the vectors (stored to the stack),
+//! the one-thread lowering computes, the results go back in. So every instruction is correct in the group code, and
 //! the vector forms only make it faster.
 //!
 //! A branch (or guarded `ret`/`exit`) is taken by the whole group when its lanes agree: loop
@@ -110,9 +110,9 @@ pub(super) fn is_uniform_special(s: checked::Special) -> bool {
 
 /// Registers that hold the same value in every lane of a group: written only from
 /// constants, parameters, the block's and grid's shape, `%tid.y`, `%tid.z` and other such
-/// registers. Control flow
-/// inside the group code is uniform (a disagreement leaves it), so such a register needs one
-/// variable for the whole group and its instructions are lowered once.
+/// registers. Control flow inside the group code is uniform (a disagreement leaves it), so
+/// such a register needs one variable for the whole group and its instructions are lowered
+/// once.
 pub fn uniform_registers(f: &Function) -> Vec<bool> {
     let body = f.body.as_deref().unwrap_or(&[]);
     let same_everywhere = |inst: &checked::Inst| {
