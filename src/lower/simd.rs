@@ -449,11 +449,6 @@ impl Translator<'_, '_> {
         let x: Vec<Wide> = (1..=nsrc)
             .map(|i| self.v_read(&a[i], ty))
             .collect::<LResult<_>>()?;
-        let nan = self.v_splat(
-            types::I32X4,
-            crate::semantics::float::CANONICAL_NAN_F32 as i64,
-        );
-        let nan = self.v_bitcast(types::F32X4, nan);
         let r = (0..x[0].len())
             .map(|c| {
                 let ins = self.b.ins();
@@ -463,9 +458,7 @@ impl Translator<'_, '_> {
                     FloatOp::Mul => ins.fmul(x[0][c], x[1][c]),
                     _ => ins.fma(x[0][c], x[1][c], x[2][c]),
                 };
-                let is_nan = self.b.ins().fcmp(FloatCC::Unordered, r, r);
-                let is_nan = self.v_bitcast(types::F32X4, is_nan);
-                self.b.ins().bitselect(is_nan, nan, r)
+                super::softfloat::canonicalize_f32(self.b, r)
             })
             .collect();
         self.v_write(&a[0], r);

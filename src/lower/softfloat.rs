@@ -3,7 +3,7 @@
 //! place that decides NaN results; it mirrors `semantics::half` step for step.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::FunctionBuilder;
 
 use crate::frontend::checked::Rounding;
@@ -311,11 +311,18 @@ pub fn fma_round_to_odd(b: &mut FunctionBuilder, x: Value, y: Value, c: Value) -
     b.ins().bitcast(types::F64, MemFlagsData::new(), bits)
 }
 
-/// Replaces any NaN f32 by the canonical NaN.
+/// Replaces any NaN f32 (or any NaN lane of an f32x4) by the canonical NaN.
 pub fn canonicalize_f32(b: &mut FunctionBuilder, v: Value) -> Value {
     let is_nan = b.ins().fcmp(FloatCC::Unordered, v, v);
     let nan = b.ins().f32const(f32::from_bits(CANONICAL_NAN_F32));
-    b.ins().select(is_nan, nan, v)
+    if b.func.dfg.value_type(v) == types::F32X4 {
+        let nan = b.ins().splat(types::F32X4, nan);
+        let lanes = MemFlagsData::new().with_endianness(Endianness::Little);
+        let is_nan = b.ins().bitcast(types::F32X4, lanes, is_nan);
+        b.ins().bitselect(is_nan, nan, v)
+    } else {
+        b.ins().select(is_nan, nan, v)
+    }
 }
 
 /// Flushes an f32 or f64 subnormal to zero of the same sign.
