@@ -691,15 +691,11 @@ fn build(
     if opts.native_helpers && crate::native::available() {
         let ty = |s: crate::native::Slot| match s {
             crate::native::Slot::I32 => types::I32,
-            crate::native::Slot::I32x4 => types::I32X4,
+            crate::native::Slot::Pointer => types::I64,
         };
-        for (name, addr, args, result) in crate::native::symbols() {
-            helper_list.push((
-                name,
-                addr,
-                args.into_iter().map(ty).collect(),
-                vec![ty(result)],
-            ));
+        for (name, addr, args, results) in crate::native::symbols() {
+            let args = args.into_iter().map(ty).collect();
+            helper_list.push((name, addr, args, results.into_iter().map(ty).collect()));
         }
     }
     for (name, addr, _, _) in &helper_list {

@@ -1,25 +1,23 @@
-//! Precompiled helpers for the heaviest half instructions, used when the host has F16C and
-//! FMA: one call computes both lanes of an `f16x2` `add`, `sub`, `mul` or `fma` with the
-//! hardware's exact f16 ↔ f32 conversions, where the inline IR spends about thirty
-//! instructions per lane. `ptxjit bench` compares both on f16x2 (the call wins: axpy
-//! 1.6–1.9×, fma chain 1.2–1.3×); for scalar f16 the call measured 0.75–0.84× the inline
-//! code, so scalar f16 stays inline. Same algorithm, same bits as the inline code and the
-//! reference: `.ftz` on the inputs, exact decode, one f32 operation, round to nearest even
-//! (fma falls back to the reference when the f32 result sits on a half midpoint), `.ftz` on
-//! the result, then `.sat` and `.relu`; NaN results are canonical.
+//! Precompiled helpers for the heaviest half instructions, used when the host has F16C, FMA
+//! and AVX2, with the hardware's exact f16 ↔ f32 conversions where the inline IR spends about
+//! thirty instructions a lane:
+//! - [`SYMBOL`]: both lanes of one `f16x2` `add`, `sub`, `mul` or `fma` (one-thread code;
+//!   `ptxjit bench` compares it with the inline IR: the call wins on f16x2, while scalar f16
+//!   stays inline, where the call measured 0.75–0.84× the inline code);
+//! - [`SYMBOL_GROUP`]: the same operation on every lane of a lane group (`lower::simd`), f16
+//!   or bf16, through memory: sixteen halves a step with AVX-512, eight with AVX2, the
+//!   implementation picked by what this CPU has when the JIT starts.
+//!
+//! Same algorithm, same bits as the inline code and the reference: `.ftz` on the inputs,
+//! exact decode, one f32 operation, round to nearest even (fma falls back to the reference
+//! when the f32 result sits on a half midpoint and was inexact), `.ftz` on the result, then
+//! `.sat` and `.relu`; NaN results are canonical.
 
 use crate::frontend::checked::{FloatMods, FloatOp, Rounding};
 use crate::semantics::half::{CANONICAL_NAN, F16};
 
 /// The helper for one `f16x2` operation.
 pub const SYMBOL: &str = "ptxjit_f16_arith";
-
-/// The helper for eight halves at once: one vector of a lane group (`lower::lanes`), four
-/// `f16x2` or `bf16x2` lanes or eight scalar ones. Arguments and result are 128-bit vectors
-/// (`i32x4`), plus the same `code`. bf16 works the same way:
-/// exact decode (a shift), one f32 operation, one rounding to nearest even (integer bit
-/// arithmetic), the exact fma where the f32 fma landed on a bf16 midpoint.
-pub const SYMBOL_X8: &str = "ptxjit_f16_arith_x8";
 
 /// Whether the helpers can run on this host.
 pub fn available() -> bool {
@@ -35,11 +33,11 @@ pub fn available() -> bool {
     }
 }
 
-/// Bit of `code` that selects bf16 (the eight-half helper only).
+/// Bit of `code` that selects bf16 (the group helper only).
 const BF16: u32 = 1 << 7;
 
-/// The helper's `code` argument for an `add sub mul fma` of format `ty` (the eight-half
-/// helper also does bf16) with these modifiers, if the helpers do that form (all but `.oob`).
+/// The helper's `code` argument for an `add sub mul fma` of format `ty` (the group helper
+/// also does bf16) with these modifiers, if the helpers do that form (all but `.oob`).
 pub fn code(op: FloatOp, mods: FloatMods, ty: crate::types::PtxType) -> Option<u32> {
     use crate::types::PtxType;
     let format = match ty {
@@ -77,22 +75,19 @@ pub fn code(op: FloatOp, mods: FloatMods, ty: crate::types::PtxType) -> Option<u
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Slot {
     I32,
-    I32x4,
+    Pointer,
 }
 
-/// (name, address, arguments, result) for the JIT's symbol table.
-pub fn symbols() -> Vec<(&'static str, *const u8, Vec<Slot>, Slot)> {
+/// (name, address, arguments, results) for the JIT's symbol table.
+pub fn symbols() -> Vec<(&'static str, *const u8, Vec<Slot>, Vec<Slot>)> {
     use Slot::*;
-    vec![
-        (SYMBOL, f16_arith as *const u8, vec![I32; 4], I32),
-        #[cfg(target_arch = "x86_64")]
-        (
-            SYMBOL_X8,
-            f16_arith_x8 as *const u8,
-            vec![I32x4, I32x4, I32x4, I32],
-            I32x4,
-        ),
-    ]
+    let mut all = vec![(SYMBOL, f16_arith as *const u8, vec![I32; 4], vec![I32])];
+    #[cfg(target_arch = "x86_64")]
+    if let Some(f) = group_helper() {
+        let args = vec![Pointer, Pointer, Pointer, Pointer, I32, I32];
+        all.push((SYMBOL_GROUP, f as *const u8, args, vec![]));
+    }
+    all
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -138,20 +133,93 @@ mod x86 {
         one: 0x3F80,
     };
 
-    /// `.ftz` on eight halves: subnormals become zero of the same sign.
-    #[target_feature(enable = "avx2")]
-    fn flush(x: __m128i, f: Format) -> __m128i {
-        let mag = _mm_and_si128(x, _mm_set1_epi16(0x7FFF));
-        let subnormal = _mm_cmplt_epi16(mag, _mm_set1_epi16(f.min_normal));
-        let signed_zero = _mm_and_si128(x, _mm_set1_epi16(0x8000u16 as i16));
-        _mm_blendv_epi8(x, signed_zero, subnormal)
+    /// A helper's `code`, taken apart.
+    #[derive(Clone, Copy)]
+    struct Mode {
+        op: u32,
+        ftz: bool,
+        sat: bool,
+        relu: bool,
+        bf16: bool,
+        f: Format,
     }
 
-    /// Which of eight halves are NaN (all ones) or not (zero).
+    fn mode(code: u32) -> Mode {
+        let bf16 = code & super::BF16 != 0;
+        Mode {
+            op: code & 15,
+            ftz: code & 16 != 0,
+            sat: code & 32 != 0,
+            relu: code & 64 != 0,
+            bf16,
+            f: if bf16 { BF16 } else { F16 },
+        }
+    }
+
+    // The 16-bit steps work on sixteen halves (a ymm register); the eight-half form passes
+    // its xmm register in the low half.
     #[target_feature(enable = "avx2")]
-    fn nan(x: __m128i, f: Format) -> __m128i {
-        let mag = _mm_and_si128(x, _mm_set1_epi16(0x7FFF));
-        _mm_cmpgt_epi16(mag, _mm_set1_epi16(f.inf))
+    fn wide(x: __m128i) -> __m256i {
+        _mm256_castsi128_si256(x)
+    }
+
+    /// `.ftz` on sixteen halves: subnormals become zero of the same sign.
+    #[target_feature(enable = "avx2")]
+    fn flush(x: __m256i, f: Format) -> __m256i {
+        let mag = _mm256_and_si256(x, _mm256_set1_epi16(0x7FFF));
+        let subnormal = _mm256_cmpgt_epi16(_mm256_set1_epi16(f.min_normal), mag);
+        let signed_zero = _mm256_and_si256(x, _mm256_set1_epi16(0x8000u16 as i16));
+        _mm256_blendv_epi8(x, signed_zero, subnormal)
+    }
+
+    /// Which of sixteen halves are NaN (all ones) or not (zero).
+    #[target_feature(enable = "avx2")]
+    fn nan(x: __m256i, f: Format) -> __m256i {
+        let mag = _mm256_and_si256(x, _mm256_set1_epi16(0x7FFF));
+        _mm256_cmpgt_epi16(mag, _mm256_set1_epi16(f.inf))
+    }
+
+    /// The inputs' `.ftz`, if asked for.
+    #[target_feature(enable = "avx2")]
+    fn inputs(m: Mode, a: __m256i, b: __m256i, c: __m256i) -> [__m256i; 3] {
+        if m.ftz {
+            [flush(a, m.f), flush(b, m.f), flush(c, m.f)]
+        } else {
+            [a, b, c]
+        }
+    }
+
+    /// The result's `.ftz`, `.sat` and `.relu`, in that order.
+    #[target_feature(enable = "avx2")]
+    fn finish(m: Mode, mut h: __m256i) -> __m256i {
+        if m.ftz {
+            h = flush(h, m.f);
+        }
+        let zero = _mm256_setzero_si256();
+        if m.sat {
+            // NaN and negatives (−0 too) give +0, then clamp to 1.0.
+            let out = _mm256_or_si256(nan(h, m.f), _mm256_cmpgt_epi16(zero, h));
+            h = _mm256_min_epu16(_mm256_andnot_si256(out, h), _mm256_set1_epi16(m.f.one));
+        }
+        if m.relu {
+            let nan = nan(h, m.f);
+            h = _mm256_andnot_si256(_mm256_cmpgt_epi16(zero, h), h);
+            h = _mm256_blendv_epi8(h, _mm256_set1_epi16(CANONICAL_NAN as i16), nan);
+        }
+        h
+    }
+
+    /// The lanes of `hazard` (a bit a half) recomputed by the exact fma: those where the f32
+    /// fma was inexact and landed on a midpoint of the half format.
+    fn exact_fma_lanes<const N: usize>(m: Mode, h: &mut [u16; N], x: [[u16; N]; 3], hazard: u32) {
+        let exact = if m.bf16 {
+            crate::semantics::half::fma_bf16
+        } else {
+            crate::semantics::half::fma_f16
+        };
+        for i in (0..N).filter(|i| hazard >> i & 1 == 1) {
+            h[i] = exact(x[0][i], x[1][i], x[2][i]);
+        }
     }
 
     /// Eight bf16 values, exactly, as f32.
@@ -172,44 +240,38 @@ mod x86 {
         _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h))
     }
 
-    /// The eight-half form of the scalar helper: same steps, same order, same bits.
+    /// The eight-half form of the scalar helper (AVX2): same steps, same order, same bits.
     #[target_feature(enable = "avx2,f16c,fma")]
     pub fn arith8(a: __m128i, b: __m128i, c: __m128i, code: u32) -> __m128i {
-        let op = code & 15;
-        let (ftz, sat, relu) = (code & 16 != 0, code & 32 != 0, code & 64 != 0);
-        let bf16 = code & super::BF16 != 0;
-        let f = if bf16 { BF16 } else { F16 };
-        let (a, b, c) = if ftz {
-            (flush(a, f), flush(b, f), flush(c, f))
-        } else {
-            (a, b, c)
-        };
+        let m = mode(code);
+        let [a, b, c] = inputs(m, wide(a), wide(b), wide(c)).map(|x| _mm256_castsi256_si128(x));
         let decode = |x| {
-            if bf16 {
+            if m.bf16 {
                 bf16_to_f32(x)
             } else {
                 _mm256_cvtph_ps(x)
             }
         };
         let (fa, fb, fc) = (decode(a), decode(b), decode(c));
-        let r = match op {
+        let r = match m.op {
             0 => _mm256_add_ps(fa, fb),
             1 => _mm256_sub_ps(fa, fb),
             2 => _mm256_mul_ps(fa, fb),
             _ => _mm256_fmadd_ps(fa, fb, fc),
         };
-        let mut h = if bf16 {
+        let mut h = if m.bf16 {
             f32_to_bf16(r)
         } else {
             let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r);
-            _mm_blendv_epi8(h, _mm_set1_epi16(CANONICAL_NAN as i16), nan(h, f))
+            let nan = _mm256_castsi256_si128(nan(wide(h), m.f));
+            _mm_blendv_epi8(h, _mm_set1_epi16(CANONICAL_NAN as i16), nan)
         };
-        if op == 3 {
+        if m.op == 3 {
             // The f32 fma rounded once already; where it landed on a midpoint of the half
             // format, the exact fma decides. (Off a midpoint, both roundings agree: the
             // midpoints are f32 values, so the f32 rounding cannot cross one.)
             let bits = _mm256_castps_si256(r);
-            let on_midpoint = if bf16 {
+            let on_midpoint = if m.bf16 {
                 _mm256_cmpeq_epi32(
                     _mm256_and_si256(bits, _mm256_set1_epi32(0xFFFF)),
                     _mm256_set1_epi32(0x8000),
@@ -233,7 +295,7 @@ mod x86 {
                 _mm256_sub_ps(fc, bb),
             );
             let mut exact = _mm256_cmp_ps::<_CMP_EQ_OQ>(err, _mm256_setzero_ps());
-            if bf16 {
+            if m.bf16 {
                 let mag = _mm256_andnot_ps(_mm256_set1_ps(-0.0), p);
                 let normal = _mm256_and_ps(
                     _mm256_cmp_ps::<_CMP_GE_OQ>(mag, _mm256_set1_ps(f32::MIN_POSITIVE)),
@@ -248,43 +310,187 @@ mod x86 {
             let hazard =
                 _mm256_movemask_ps(_mm256_andnot_ps(exact, _mm256_castsi256_ps(on_midpoint)));
             if hazard != 0 {
-                let mut out = [0u16; 8];
-                let (mut la, mut lb, mut lc) = ([0u16; 8], [0u16; 8], [0u16; 8]);
-                // SAFETY: each array has room for eight halves.
-                unsafe {
-                    _mm_storeu_si128(out.as_mut_ptr().cast(), h);
-                    _mm_storeu_si128(la.as_mut_ptr().cast(), a);
-                    _mm_storeu_si128(lb.as_mut_ptr().cast(), b);
-                    _mm_storeu_si128(lc.as_mut_ptr().cast(), c);
-                }
-                let exact = if bf16 {
-                    crate::semantics::half::fma_bf16
-                } else {
-                    crate::semantics::half::fma_f16
+                let lanes = |v: __m128i| -> [u16; 8] {
+                    // SAFETY: same size, any bits valid.
+                    unsafe { std::mem::transmute(v) }
                 };
-                for i in (0..8).filter(|i| hazard >> i & 1 == 1) {
-                    out[i] = exact(la[i], lb[i], lc[i]);
-                }
+                let mut out = lanes(h);
+                exact_fma_lanes(m, &mut out, [lanes(a), lanes(b), lanes(c)], hazard as u32);
                 // SAFETY: as above.
-                h = unsafe { _mm_loadu_si128(out.as_ptr().cast()) };
+                h = unsafe { std::mem::transmute::<[u16; 8], __m128i>(out) };
             }
         }
-        if ftz {
-            h = flush(h, f);
-        }
-        let zero = _mm_setzero_si128();
-        if sat {
-            // NaN and negatives (−0 too) give +0, then clamp to 1.0.
-            let out = _mm_or_si128(nan(h, f), _mm_cmplt_epi16(h, zero));
-            h = _mm_min_epu16(_mm_andnot_si128(out, h), _mm_set1_epi16(f.one));
-        }
-        if relu {
-            let nan = nan(h, f);
-            h = _mm_andnot_si128(_mm_cmplt_epi16(h, zero), h);
-            h = _mm_blendv_epi8(h, _mm_set1_epi16(CANONICAL_NAN as i16), nan);
-        }
-        h
+        _mm256_castsi256_si128(finish(m, wide(h)))
     }
+
+    /// Sixteen halves at once with AVX-512 (f32 work in one zmm register, masks in mask
+    /// registers): the steps and bits of [`arith8`]; the fma's midpoint test runs only when
+    /// some f32 result has the low bits a midpoint needs.
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
+    pub fn arith16(a: __m256i, b: __m256i, c: __m256i, code: u32) -> __m256i {
+        let m = mode(code);
+        let [a, b, c] = inputs(m, a, b, c);
+        let decode = |x| {
+            if m.bf16 {
+                _mm512_castsi512_ps(_mm512_slli_epi32::<16>(_mm512_cvtepu16_epi32(x)))
+            } else {
+                _mm512_cvtph_ps(x)
+            }
+        };
+        let (fa, fb, fc) = (decode(a), decode(b), decode(c));
+        let r = match m.op {
+            0 => _mm512_add_ps(fa, fb),
+            1 => _mm512_sub_ps(fa, fb),
+            2 => _mm512_mul_ps(fa, fb),
+            _ => _mm512_fmadd_ps(fa, fb, fc),
+        };
+        let is_nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(r, r);
+        let bits = _mm512_castps_si512(r);
+        let h = if m.bf16 {
+            let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(bits), _mm512_set1_epi32(1));
+            let rounded = _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), odd);
+            _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(rounded))
+        } else {
+            _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r)
+        };
+        let mut h = _mm256_mask_blend_epi16(is_nan, h, _mm256_set1_epi16(CANONICAL_NAN as i16));
+        if m.op == 3 {
+            // As in `arith8`; the low-bits test filters first, since it rarely passes.
+            let mut on_midpoint = if m.bf16 {
+                let low = _mm512_and_si512(bits, _mm512_set1_epi32(0xFFFF));
+                _mm512_cmpeq_epi32_mask(low, _mm512_set1_epi32(0x8000))
+            } else {
+                _mm512_testn_epi32_mask(bits, _mm512_set1_epi32(0xFFF))
+            };
+            if on_midpoint != 0 && !m.bf16 {
+                on_midpoint &= _mm512_cmp_ps_mask::<_CMP_NEQ_OQ>(_mm512_cvtph_ps(h), r);
+            }
+            if on_midpoint != 0 {
+                let p = _mm512_mul_ps(fa, fb);
+                let sum = _mm512_add_ps(p, fc);
+                let bb = _mm512_sub_ps(sum, p);
+                let err = _mm512_add_ps(
+                    _mm512_sub_ps(p, _mm512_sub_ps(sum, bb)),
+                    _mm512_sub_ps(fc, bb),
+                );
+                let mut exact = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(err, _mm512_setzero_ps());
+                if m.bf16 {
+                    let mag = _mm512_abs_ps(p);
+                    let normal =
+                        _mm512_cmp_ps_mask::<_CMP_GE_OQ>(mag, _mm512_set1_ps(f32::MIN_POSITIVE))
+                            & _mm512_cmp_ps_mask::<_CMP_LT_OQ>(mag, _mm512_set1_ps(f32::INFINITY));
+                    let zero = _mm512_setzero_ps();
+                    let zero_factor = _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(fa, zero)
+                        | _mm512_cmp_ps_mask::<_CMP_EQ_OQ>(fb, zero);
+                    exact &= normal | zero_factor;
+                }
+                let hazard = on_midpoint & !exact;
+                if hazard != 0 {
+                    let lanes = |v: __m256i| -> [u16; 16] {
+                        // SAFETY: same size, any bits valid.
+                        unsafe { std::mem::transmute(v) }
+                    };
+                    let mut out = lanes(h);
+                    exact_fma_lanes(m, &mut out, [lanes(a), lanes(b), lanes(c)], hazard as u32);
+                    // SAFETY: as above.
+                    h = unsafe { std::mem::transmute::<[u16; 16], __m256i>(out) };
+                }
+            }
+        }
+        finish(m, h)
+    }
+
+    /// [`arith16`] over `halves` halves (a multiple of 16) at `x`, results at `dst`.
+    ///
+    /// # Safety
+    /// Each pointer must have `halves` halves (any alignment).
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
+    pub unsafe fn group16(dst: *mut u16, x: [*const u16; 3], code: u32, halves: usize) {
+        // Two 16-byte loads a register: the JIT stored each operand as 16-byte vectors, and
+        // a wider load across two stores would miss store-to-load forwarding.
+        let load = |p: *const u16| {
+            // SAFETY: in bounds, by the caller's promise.
+            unsafe { _mm256_set_m128i(_mm_loadu_si128(p.add(8).cast()), _mm_loadu_si128(p.cast())) }
+        };
+        for i in (0..halves).step_by(16) {
+            // SAFETY: in bounds, by the caller's promise.
+            let [a, b, c] = x.map(|p| load(unsafe { p.add(i) }));
+            let r = arith16(a, b, c, code);
+            unsafe { _mm256_storeu_si256(dst.add(i).cast(), r) };
+        }
+    }
+
+    /// [`arith8`] over `halves` halves (a multiple of 8) at `x`, results at `dst`.
+    ///
+    /// # Safety
+    /// As for [`group16`].
+    #[target_feature(enable = "avx2,f16c,fma")]
+    pub unsafe fn group8(dst: *mut u16, x: [*const u16; 3], code: u32, halves: usize) {
+        for i in (0..halves).step_by(8) {
+            // SAFETY: in bounds, by the caller's promise.
+            let [a, b, c] = x.map(|p| unsafe { _mm_loadu_si128(p.add(i).cast()) });
+            let r = arith8(a, b, c, code);
+            unsafe { _mm_storeu_si128(dst.add(i).cast(), r) };
+        }
+    }
+}
+
+/// `ptxjit_half_arith_group(dst, a, b, c, code, halves)`: [`f16_arith`]'s operation on
+/// `halves` halves (a multiple of 16) at `a`, `b`, `c`, written to `dst`. The JIT calls
+/// the implementation [`group_helper`] picked for this CPU.
+pub const SYMBOL_GROUP: &str = "ptxjit_half_arith_group";
+
+/// The group helper's implementations this CPU can run, best first, by name.
+#[cfg(target_arch = "x86_64")]
+pub fn group_helpers() -> Vec<(&'static str, GroupHelper)> {
+    let mut all: Vec<(&'static str, GroupHelper)> = Vec::new();
+    if std::is_x86_feature_detected!("avx512f")
+        && std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("avx512vl")
+    {
+        all.push(("avx512", group_avx512));
+    }
+    if available() {
+        all.push(("avx2", group_avx2));
+    }
+    all
+}
+
+/// The group helper's signature.
+pub type GroupHelper = extern "C" fn(*mut u16, *const u16, *const u16, *const u16, u32, u32);
+
+/// The implementation the JIT calls on this CPU (checked at run time, never assumed from
+/// the build machine).
+#[cfg(target_arch = "x86_64")]
+fn group_helper() -> Option<GroupHelper> {
+    group_helpers().first().map(|&(_, f)| f)
+}
+
+#[cfg(target_arch = "x86_64")]
+extern "C" fn group_avx512(
+    dst: *mut u16,
+    a: *const u16,
+    b: *const u16,
+    c: *const u16,
+    code: u32,
+    halves: u32,
+) {
+    // SAFETY: the JIT passes `halves` halves at each pointer, and calls this only on a CPU
+    // `group_helpers` found AVX-512 on.
+    unsafe { x86::group16(dst, [a, b, c], code, halves as usize) }
+}
+
+#[cfg(target_arch = "x86_64")]
+extern "C" fn group_avx2(
+    dst: *mut u16,
+    a: *const u16,
+    b: *const u16,
+    c: *const u16,
+    code: u32,
+    halves: u32,
+) {
+    // SAFETY: as in `group_avx512`, on a CPU with AVX2, F16C and FMA.
+    unsafe { x86::group8(dst, [a, b, c], code, halves as usize) }
 }
 
 /// Whether `p + c` is exact in f32 (TwoSum's error term is zero). With `p` an exact product
@@ -293,20 +499,6 @@ fn sum_is_exact(p: f32, c: f32) -> bool {
     let s = p + c;
     let bb = s - p;
     (p - (s - bb)) + (c - bb) == 0.0
-}
-
-/// `ptxjit_f16_arith_x8(a, b, c, code)`: [`f16_arith`] on eight halves.
-// A 128-bit vector goes in an xmm register in the x86-64 C ABI, as Cranelift passes I32X4.
-#[allow(improper_ctypes_definitions)]
-#[cfg(target_arch = "x86_64")]
-extern "C" fn f16_arith_x8(
-    a: std::arch::x86_64::__m128i,
-    b: std::arch::x86_64::__m128i,
-    c: std::arch::x86_64::__m128i,
-    code: u32,
-) -> std::arch::x86_64::__m128i {
-    // SAFETY: the JIT only calls the helper when `available()` said so.
-    unsafe { x86::arith8(a, b, c, code) }
 }
 
 /// `ptxjit_f16_arith(a, b, c, code)`: see [`code`].
@@ -355,5 +547,105 @@ extern "C" fn f16_arith(a: u32, b: u32, c: u32, code: u32) -> u32 {
     {
         let _ = (a, b, c, op, sat, relu);
         unreachable!("the native helper is only used on x86-64")
+    }
+}
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests {
+    use super::*;
+    use crate::semantics::half::{BF16, F16 as HALF};
+    use crate::semantics::half_ops::arith;
+    use crate::types::PtxType;
+
+    /// Special values of a format (its bits for 1.0 is `one`), each with both signs.
+    fn specials(one: u16, min_normal: u16, inf: u16) -> Vec<u16> {
+        let magnitudes = [
+            0,
+            1,
+            min_normal - 1,
+            min_normal,
+            one,
+            one + 1,
+            inf - 1,
+            inf,
+            inf + 1,
+            0x7FFF,
+        ];
+        magnitudes.iter().flat_map(|&m| [m, m | 0x8000]).collect()
+    }
+
+    /// (a, b, c) triples: specials, a fixed random sample, and f16 fmas whose f32 result
+    /// lands on a half midpoint inexactly (where only the exact fma gives the right bits).
+    fn triples(bf16: bool) -> Vec<[u16; 3]> {
+        let s = if bf16 {
+            specials(0x3F80, 0x0080, 0x7F80)
+        } else {
+            specials(0x3C00, 0x0400, 0x7C00)
+        };
+        let mut out: Vec<[u16; 3]> = Vec::new();
+        for &a in &s {
+            for &b in &s {
+                out.push([a, b, s[(a ^ b) as usize % s.len()]]);
+            }
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u16
+        };
+        out.extend((0..8192).map(|_| [next(), next(), next()]));
+        if !bf16 {
+            // (2 − 2⁻¹⁰)·2⁻¹² × (1 + 2⁻¹⁰) + (1 + 2⁻¹⁰): just below a midpoint, which the f32
+            // fma reaches; ties-to-even from there rounds up, the exact fma does not.
+            out.extend([[0x0FFF, 0x3C01, 0x3C01], [0x8FFF, 0x3C01, 0xBC01]]);
+        }
+        out
+    }
+
+    #[test]
+    fn every_group_helper_gives_the_reference_bits_for_every_operation_and_modifier() {
+        let helpers = group_helpers();
+        assert!(!available() || !helpers.is_empty());
+        for (name, helper) in helpers {
+            for ty in [PtxType::F16, PtxType::BF16] {
+                let fmt = if ty == PtxType::BF16 { BF16 } else { HALF };
+                let triples = triples(ty == PtxType::BF16);
+                for op in [FloatOp::Add, FloatOp::Sub, FloatOp::Mul, FloatOp::Fma] {
+                    for flags in 0..8 {
+                        let mods = FloatMods {
+                            ftz: flags & 1 != 0,
+                            sat: flags & 2 != 0,
+                            relu: flags & 4 != 0,
+                            ..FloatMods::default()
+                        };
+                        let code = code(op, mods, ty).expect("a helper form");
+                        for chunk in triples.chunks(32) {
+                            let n = chunk.len() / 16 * 16;
+                            let operand = |k: usize| chunk[..n].iter().map(|t| t[k]).collect();
+                            let [a, b, c]: [Vec<u16>; 3] = [0, 1, 2].map(operand);
+                            let mut out = vec![0u16; n];
+                            helper(
+                                out.as_mut_ptr(),
+                                a.as_ptr(),
+                                b.as_ptr(),
+                                c.as_ptr(),
+                                code,
+                                n as u32,
+                            );
+                            for i in 0..n {
+                                let want = arith(fmt, op, mods, a[i], b[i], c[i]);
+                                assert_eq!(
+                                    out[i], want,
+                                    "{name} {ty:?} {op:?} {mods:?} on {:#06x} {:#06x} {:#06x}",
+                                    a[i], b[i], c[i]
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
 }

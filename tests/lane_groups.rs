@@ -353,3 +353,43 @@ fn memory_vector_forms_match_one_thread_at_a_time() {
          cvt.u32.u16 %r8, %rs3;",
     );
 }
+
+#[test]
+fn a_grid_stride_loop_over_halfwords_stores_each_element_once() {
+    // Lane-affine addresses of stride 2 (`mul.wide` by 2 of an index that a uniform step
+    // advances): contiguous 16-bit stores, and the tail where some lanes stop.
+    let ptx = kernel(
+        ".reg .b16 %h;\nmov.u32 %r10, %nctaid.x;\nmul.lo.u32 %r10, %r10, %r2;\nmov.u32 %r5, %r4;\n\
+         setp.ge.u32 %p1, %r5, %r9;\n@%p1 bra DONE;\nLOOP:\nmul.wide.u32 %rd2, %r5, 2;\n\
+         add.s64 %rd3, %rd1, %rd2;\nmad.lo.u32 %r6, %r5, 3, 1;\ncvt.u16.u32 %h, %r6;\nst.global.u16 [%rd3], %h;\n\
+         add.u32 %r5, %r5, %r10;\nsetp.lt.u32 %p1, %r5, %r9;\n@%p1 bra LOOP;\nDONE:\nret;",
+    );
+    let n = 2 * 256 - 40;
+    let halves: Vec<u32> = (0..512u32)
+        .map(|i| if i < n { (i * 3 + 1) & 0xFFFF } else { 0 })
+        .collect();
+    let expected: Vec<u32> = halves.chunks(2).map(|h| h[0] | h[1] << 16).collect();
+    check_all_modes(&ptx, 2, [128, 1, 1], n, &expected);
+}
+
+#[test]
+fn lanes_whose_widened_index_wraps_between_them_are_not_contiguous() {
+    // %r5 = tid + 0xFFFFFFF8: lanes 0..7 widen to 2^32 - 8 + k, lanes 8..15 to k - 8. The base
+    // puts lanes 0..7 at `out` and lanes 8..15 16 GiB below it: lane 8 faults, as one thread
+    // at a time, and no vector access reads lanes 8..15 from after lane 7.
+    let ptx = kernel(
+        "add.u32 %r5, %r3, 0xFFFFFFF8;\nmul.wide.u32 %rd2, %r5, 4;\n\
+         sub.s64 %rd1, %rd1, 0x3FFFFFFE0;\nadd.s64 %rd3, %rd1, %rd2;\n\
+         ld.global.u32 %r6, [%rd3];\nret;",
+    );
+    for mode in [LaneGroups::Off, LaneGroups::Always] {
+        let out = DeviceBuffer::zeroed(64).unwrap();
+        let err = module(&ptx, mode)
+            .kernel("k")
+            .unwrap()
+            .launch(1, 16, &[Arg::buffer(&out), Arg::u32(0)])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("thread 8)"), "{mode:?}: {err}");
+    }
+}

@@ -477,7 +477,7 @@ pub struct FloatMods {
     pub oob: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CvtMods {
     pub rnd: Option<Rounding>,
     /// `.rni .rzi .rmi .rpi`: round to an integral value in the float type.

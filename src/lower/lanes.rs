@@ -168,16 +168,24 @@ pub(super) struct Lanes {
     /// What the one-thread lowering sees as each register in the group code: a uniform
     /// register's one variable, or a scalar that holds one lane's value while an instruction
     /// runs lane by lane.
-    scalars: Vec<Variable>,
+    pub(super) scalars: Vec<Variable>,
     pub(super) uniform: Vec<bool>,
+    /// Each lane-affine register's stride (`affine`): its scalar in `scalars` holds lane 0's
+    /// value between instructions, beside its vectors.
+    pub(super) strides: Vec<Option<i64>>,
+    /// For each 64-bit lane-affine register, whether its lanes are lane 0's value + k ×
+    /// stride as 64-bit integers in this group (false where a widening crossed the end of
+    /// the 32-bit range between lanes).
+    pub(super) in_range: Vec<Option<Variable>>,
     /// The group's first thread: the lanes are x + 0..LANES, y, z.
     pub(super) first: [Variable; 3],
     /// The thread id the one-thread lowering sees (one lane's while it runs lane by lane).
     tid: [Variable; 3],
     area: StackSlot,
     /// Where an instruction that runs lane by lane finds its registers' lanes: room for
-    /// every register one instruction touches (`lane_by_lane`).
-    spill: StackSlot,
+    /// every register one instruction touches (`lane_by_lane`), and for the four operands
+    /// of a group helper's call (`simd`).
+    pub(super) spill: StackSlot,
     /// Offset of each register in a lane's frame, and the frame's size.
     slots: Vec<i32>,
     frame_bytes: i32,
@@ -219,6 +227,14 @@ impl Lanes {
                 (0..n).map(|_| b.declare_var(vt)).collect()
             })
             .collect();
+        let live = super::liveness::analyze(f);
+        let strides = super::affine::lane_strides(f, &uniform, live.at(0));
+        let in_range = f
+            .regs
+            .iter()
+            .zip(&strides)
+            .map(|(r, s)| (s.is_some() && r.ty.bits() == 64).then(|| b.declare_var(types::I8)))
+            .collect();
         let first = [0; 3].map(|_| b.declare_var(types::I32));
         let tid = [0; 3].map(|_| b.declare_var(types::I32));
         let (slots, end) = super::sync::register_slots(f, 0);
@@ -237,7 +253,7 @@ impl Lanes {
             .unwrap_or(0);
         let spill = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
-            (most_touched.max(1) * LANES * 8) as u32,
+            (most_touched.max(4) * LANES * 8) as u32,
             4,
         ));
         let mut labels = HashMap::new();
@@ -249,13 +265,15 @@ impl Lanes {
             vectors,
             scalars,
             uniform,
+            strides,
+            in_range,
             first,
             tid,
             area,
             spill,
             slots,
             frame_bytes,
-            live: super::liveness::analyze(f),
+            live,
             labels,
             scalar: scalar.clone(),
             next_group: b.create_block(),
@@ -320,6 +338,10 @@ impl Translator<'_, '_> {
             let lanes = self.lanes.as_ref().expect("grouped");
             let (scalar, vectors) = (lanes.scalars[r as usize], lanes.vectors[r as usize].clone());
             self.b.def_var(scalar, zero);
+            if let Some(flag) = lanes.in_range[r as usize] {
+                let yes = self.b.ins().iconst(types::I8, 1);
+                self.b.def_var(flag, yes);
+            }
             for v in vectors {
                 let vt = vector_of(ty.ir_type()).expect("eligible");
                 let zeros = self.b.ins().splat(vt, zero);
@@ -490,6 +512,7 @@ impl Translator<'_, '_> {
                 if !self.vector_form(inst)? {
                     self.lane_by_lane(inst)?;
                 }
+                self.affine_lane_zero(inst)?;
                 Ok(false)
             }
         }
@@ -528,6 +551,15 @@ impl Translator<'_, '_> {
                     .stack_store(types::I64, v, spill, region(i, 0, 0) + 16 * c as i32);
             }
         }
+        // A lane-affine register's scalar is lane 0's value outside this instruction.
+        let lane_zero: Vec<(Variable, ir::Value)> = touched
+            .iter()
+            .filter(|&&r| self.lanes.as_ref().expect("grouped").strides[r as usize].is_some())
+            .map(|&r| {
+                let scalar = self.lanes.as_ref().expect("grouped").scalars[r as usize];
+                (scalar, self.b.use_var(scalar))
+            })
+            .collect();
         let lane_type = |t: &Self, r: u32| t.func.regs[r as usize].ty.ir_type();
         for k in 0..LANES {
             for (i, &r) in touched.iter().enumerate() {
@@ -564,6 +596,78 @@ impl Translator<'_, '_> {
                 }
             }
         }
+        for (scalar, v) in lane_zero {
+            self.b.def_var(scalar, v);
+        }
+        Ok(())
+    }
+
+    /// After `inst` wrote a lane-affine register's vectors: lane 0's value in its scalar
+    /// (the one-thread lowering, for lane 0), and for a 64-bit one whether its lanes stay in
+    /// range (those of its sources, and no widening that crosses the 32-bit range's end).
+    fn affine_lane_zero(&mut self, inst: &checked::Inst) -> LResult {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let defs = super::liveness::destinations(inst);
+        let [d] = defs[..] else { return Ok(()) };
+        if lanes.strides[d as usize].is_none() {
+            return Ok(());
+        }
+        let (first, tid) = (lanes.first[0], lanes.tid[0]);
+        let x = self.b.use_var(first);
+        self.b.def_var(tid, x);
+        self.enter_scalars();
+        let r = self.instruction(inst, &[]);
+        self.enter_scalars();
+        r?;
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let Some(flag) = lanes.in_range[d as usize] else {
+            return Ok(());
+        };
+        let flags: Vec<Variable> = super::liveness::sources(inst)
+            .iter()
+            .filter_map(|&s| lanes.in_range[s as usize])
+            .collect();
+        let stride_of = |a: &Arg| match a {
+            Arg::Reg(r) => lanes.strides[*r as usize].unwrap_or(0),
+            Arg::Special(checked::Special::Tid(checked::Dim::X)) => 1,
+            _ => 0,
+        };
+        let widened = super::affine::widening(inst, stride_of).and_then(|w| match *w.operand {
+            Arg::Reg(r) => Some((lanes.scalars[r as usize], stride_of(w.operand), w.signed)),
+            // `%tid.x` (below 2^31) or a uniform value: no lane crosses anything.
+            _ => None,
+        });
+        let mut ok = self.b.ins().iconst(types::I8, 1);
+        for f in flags {
+            let f = self.b.use_var(f);
+            ok = self.b.ins().band(ok, f);
+        }
+        if let Some((scalar, stride, signed)) = widened {
+            use ir::condcodes::IntCC;
+            let x = self.b.use_var(scalar);
+            let x = if signed {
+                self.b.ins().sextend(types::I64, x)
+            } else {
+                self.b.ins().uextend(types::I64, x)
+            };
+            let last = self.b.ins().iadd_imm_s(x, stride * (LANES as i64 - 1));
+            let (lo, hi) = if signed {
+                (i32::MIN as i64, i32::MAX as i64)
+            } else {
+                (0, u32::MAX as i64)
+            };
+            let above = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::SignedGreaterThanOrEqual, last, lo);
+            let below = self
+                .b
+                .ins()
+                .icmp_imm_s(IntCC::SignedLessThanOrEqual, last, hi);
+            let fits = self.b.ins().band(above, below);
+            ok = self.b.ins().band(ok, fits);
+        }
+        self.b.def_var(flag, ok);
         Ok(())
     }
 

@@ -25,6 +25,7 @@
 //! Instruction families live in their own files (`int`, `float`, `half`, `convert`, `compare`,
 //! `memory`, `data`, `control`); operand access in `operands`.
 
+mod affine;
 mod async_copy;
 mod atomic;
 mod carry;

@@ -9,9 +9,7 @@
 //! fault names the same lane and address as the one-thread code.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{
-    ConstantData, Endianness, InstBuilder, MemFlagsData, Type, Value, types,
-};
+use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Type, Value, types};
 
 use super::lanes::{LANES, vector_of};
 use super::{LResult, Translator};
@@ -23,11 +21,6 @@ use crate::types::PtxType;
 
 /// A register's value in every lane: its vectors, lanes 0.. first.
 type Wide = Vec<Value>;
-
-/// Bit casts between vector types keep the lanes' bytes in memory order.
-fn lane_order() -> MemFlagsData {
-    MemFlagsData::new().with_endianness(Endianness::Little)
-}
 
 impl Translator<'_, '_> {
     /// Lowers `inst` for the whole group with vectors, if it has a vector form here; returns
@@ -146,14 +139,6 @@ impl Translator<'_, '_> {
         for (var, v) in vars.into_iter().zip(v) {
             self.b.def_var(var, v);
         }
-    }
-
-    /// `v` as vector type `vt` (same bytes).
-    fn v_bitcast(&mut self, vt: Type, v: Value) -> Value {
-        if self.b.func.dfg.value_type(v) == vt {
-            return v;
-        }
-        self.b.ins().bitcast(vt, lane_order(), v)
     }
 
     /// Every lane of vector type `vt` set to the integer `x`.
@@ -395,33 +380,37 @@ impl Translator<'_, '_> {
         if !self.v_dst_ok(&a[0], ty) || !(1..=nsrc).all(|i| self.v_src_ok(&a[i], ty)) {
             return Ok(false);
         }
-        let Some(helper) = self.native_helper_ref(crate::native::SYMBOL_X8) else {
+        let Some(helper) = self.native_helper_ref(crate::native::SYMBOL_GROUP) else {
             return Ok(false);
         };
-        let mut srcs = Vec::new();
+        // Through the stack area of `lane_by_lane`: the result at 0, the sources after it,
+        // each the group's 16 lanes (at most 64 bytes).
+        let area = self.lanes.as_ref().expect("grouped").spill;
+        let vt = vector_of(ty.ir_type()).expect("half");
+        let place = |operand: usize, chunk: usize| (operand * 64 + chunk * 16) as i32;
+        let mut pointers = Vec::new();
         for i in 0..3 {
             let x = match a.get(1 + i).filter(|_| i < nsrc) {
                 Some(arg) => self.v_read(arg, ty)?,
-                None => {
-                    let vt = vector_of(ty.ir_type()).expect("half");
-                    vec![self.v_splat(vt, 0); LANES / vt.lane_count() as usize]
-                }
+                None => vec![self.v_splat(vt, 0); LANES / vt.lane_count() as usize],
             };
-            srcs.push(x);
+            for (c, v) in x.into_iter().enumerate() {
+                self.b
+                    .ins()
+                    .stack_store(types::I64, v, area, place(1 + i, c));
+            }
+            pointers.push(self.b.ins().stack_addr(types::I64, area, place(1 + i, 0)));
         }
+        let dst = self.b.ins().stack_addr(types::I64, area, 0);
         let code = self.b.ins().iconst(types::I32, code as i64);
-        let vt = vector_of(ty.ir_type()).expect("half");
-        let r = (0..srcs[0].len())
-            .map(|c| {
-                let args: Vec<Value> = srcs
-                    .iter()
-                    .map(|s| self.v_bitcast(types::I32X4, s[c]))
-                    .chain([code])
-                    .collect();
-                let call = self.b.ins().call(helper, &args);
-                let r = self.b.inst_results(call)[0];
-                self.v_bitcast(vt, r)
-            })
+        let halves = LANES as u32 * ty.size() / 2;
+        let halves = self.b.ins().iconst(types::I32, halves as i64);
+        let mut args = vec![dst];
+        args.extend(pointers);
+        args.extend([code, halves]);
+        self.b.ins().call(helper, &args);
+        let r = (0..LANES / vt.lane_count() as usize)
+            .map(|c| self.b.ins().stack_load(types::I64, vt, area, place(0, c)))
             .collect();
         self.v_write(&a[0], r);
         Ok(true)
@@ -502,33 +491,46 @@ impl Translator<'_, '_> {
             Some(_) => None,
             None => Some(self.v_read(&inst.args[1], ty)?),
         };
-        let addrs = self.v_read(&Arg::Reg(base), PtxType::U64)?;
-        // Contiguous: every lane's address minus k × width is the first lane's.
-        let first_base = self.b.ins().extractlane(addrs[0], 0);
-        let first = self.b.ins().iadd_imm_s(first_base, offset);
-        let expected = self.b.ins().splat(types::I64X2, first_base);
-        let mut apart = None;
-        for (c, &v) in addrs.iter().enumerate() {
-            let k = 2 * c as u64 * width as u64;
-            let step = self.v_const(types::I64X2, &[k, k + width as u64]);
-            let v = self.b.ins().isub(v, step);
-            let d = self.b.ins().bxor(v, expected);
-            apart = Some(match apart {
-                None => d,
-                Some(acc) => self.b.ins().bor(acc, d),
-            });
-        }
-        let apart = self.b.ins().vany_true(apart.expect("lanes"));
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let (first, together) = if lanes.strides[base as usize] == Some(width as i64) {
+            // Lane-affine with the access's width: contiguous, unless a widening crossed
+            // the 32-bit range's end between lanes.
+            let (lane0, in_range) = (lanes.scalars[base as usize], lanes.in_range[base as usize]);
+            let lane0 = self.b.use_var(lane0);
+            let together = match in_range {
+                Some(flag) => self.b.use_var(flag),
+                None => self.b.ins().iconst(types::I8, 1),
+            };
+            (self.b.ins().iadd_imm_s(lane0, offset), together)
+        } else {
+            let addrs = self.v_read(&Arg::Reg(base), PtxType::U64)?;
+            // Contiguous: every lane's address minus k × width is the first lane's.
+            let first_base = self.b.ins().extractlane(addrs[0], 0);
+            let expected = self.b.ins().splat(types::I64X2, first_base);
+            let mut apart = None;
+            for (c, &v) in addrs.iter().enumerate() {
+                let k = 2 * c as u64 * width as u64;
+                let step = self.v_const(types::I64X2, &[k, k + width as u64]);
+                let v = self.b.ins().isub(v, step);
+                let d = self.b.ins().bxor(v, expected);
+                apart = Some(match apart {
+                    None => d,
+                    Some(acc) => self.b.ins().bor(acc, d),
+                });
+            }
+            let apart = self.b.ins().vany_true(apart.expect("lanes"));
+            let first = self.b.ins().iadd_imm_s(first_base, offset);
+            (first, self.b.ins().bxor_imm_u(apart, 1))
+        };
         let ok = if self.confined {
             let bytes = width * LANES as u32;
             let inside = self.in_space(first, space, bytes);
             let low = self.b.ins().band_imm_u(first, width as i64 - 1);
             let aligned = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
             let ok = self.b.ins().band(inside, aligned);
-            let together = self.b.ins().bxor_imm_u(apart, 1);
             self.b.ins().band(ok, together)
         } else {
-            self.b.ins().bxor_imm_u(apart, 1)
+            together
         };
         let fast = self.b.create_block();
         let slow = self.b.create_block();

@@ -1,0 +1,281 @@
+//! Lane-affine registers of the group code (`lanes`): registers whose lane k holds lane 0's
+//! value + k × a stride known when the kernel is compiled, like a thread index and the
+//! addresses computed from it (`base + (ctaid × ntid + tid) × 4`).
+//!
+//! Why: a load or store through such a register with the stride of its width touches one
+//! contiguous range, so the group code needs only lane 0's address (one scalar the group
+//! keeps beside the vectors) for one range check and vector accesses: the address vectors
+//! and the run-time contiguity test go away.
+//!
+//! The rules: `%tid.x` has stride 1; a uniform value 0; `add sub neg mov`, `mul.lo`/`shl`
+//! by a constant, `mad.lo` with a constant or uniform product, and `mul.wide`/`mad.wide`/
+//! `cvt` between 32 and 64 bits combine strides as integers. Arithmetic in 32 bits wraps
+//! the same in every lane, so lane k = lane 0 + k × stride holds modulo 2^32; widening to 64
+//! bits keeps it only where lanes 0..16 do not cross the 32-bit range's end, which the group
+//! code tests at run time (`Lanes::contiguous`). A register written by any other
+//! instruction, a guarded one, or with two strides, is not affine.
+
+use crate::frontend::ast::Immediate;
+use crate::frontend::checked::{Arg, CvtMods, Dim, Function, Inst, IntOp, MulMode, Op, Special};
+use crate::types::PtxType;
+
+/// Strides beyond this are not tracked (they gain nothing and stay far from overflow).
+const MAX_STRIDE: i64 = 1 << 16;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stride {
+    /// Not written yet in the analysis.
+    Unknown,
+    Known(i64),
+    Varies,
+}
+
+impl Stride {
+    fn join(self, other: Stride) -> Stride {
+        match (self, other) {
+            (Stride::Unknown, x) | (x, Stride::Unknown) => x,
+            (Stride::Known(a), Stride::Known(b)) if a == b => self,
+            _ => Stride::Varies,
+        }
+    }
+
+    fn map(self, f: impl FnOnce(i64) -> Option<i64>) -> Stride {
+        match self {
+            Stride::Known(s) => match f(s) {
+                Some(s) if s.abs() <= MAX_STRIDE => Stride::Known(s),
+                _ => Stride::Varies,
+            },
+            other => other,
+        }
+    }
+}
+
+/// A 32-bit value widened to 64 bits by an affine instruction: its operand, and whether
+/// the widening extends the sign.
+pub(super) struct Widening<'a> {
+    pub operand: &'a Arg,
+    pub signed: bool,
+}
+
+/// The widening `inst` does, if it is an affine form that widens: `mul.wide`/`mad.wide`
+/// (the operand is the one with a stride; the other is a constant) or `cvt` from 32 to 64
+/// bits.
+pub(super) fn widening<'a>(
+    inst: &'a Inst,
+    stride_of: impl Fn(&Arg) -> i64,
+) -> Option<Widening<'a>> {
+    let a = &inst.args;
+    match inst.op {
+        Op::Int {
+            op: IntOp::Mul(MulMode::Wide) | IntOp::Mad(MulMode::Wide),
+            ty,
+        } => {
+            let operand = if stride_of(&a[1]) != 0 { &a[1] } else { &a[2] };
+            Some(Widening {
+                operand,
+                signed: ty.is_signed(),
+            })
+        }
+        Op::Cvt { dst, src, .. } if dst.bits() == 64 && src.bits() == 32 => Some(Widening {
+            operand: &a[1],
+            signed: src.is_signed(),
+        }),
+        _ => None,
+    }
+}
+
+/// Each register's stride across the lanes, `None` where it is not affine. `uniform` are
+/// the group's uniform registers (stride 0); `entry_live` are read before written, so
+/// start at zero in every lane (stride 0 as well).
+pub fn lane_strides(f: &Function, uniform: &[bool], entry_live: &[u32]) -> Vec<Option<i64>> {
+    let body = f.body.as_deref().unwrap_or(&[]);
+    let mut strides: Vec<Stride> = uniform
+        .iter()
+        .map(|&u| if u { Stride::Known(0) } else { Stride::Unknown })
+        .collect();
+    for &r in entry_live {
+        strides[r as usize] = strides[r as usize].join(Stride::Known(0));
+    }
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for inst in body {
+            let defs = super::liveness::destinations(inst);
+            if defs.iter().all(|&d| uniform[d as usize]) {
+                continue;
+            }
+            let result = match defs[..] {
+                [d] if is_affine_register(f, d) => result_stride(f, inst, &strides),
+                _ => Stride::Varies,
+            };
+            for d in defs {
+                let joined = strides[d as usize].join(result);
+                if joined != strides[d as usize] {
+                    strides[d as usize] = joined;
+                    changed = true;
+                }
+            }
+        }
+    }
+    strides
+        .into_iter()
+        .zip(uniform)
+        .map(|(s, &u)| match s {
+            Stride::Known(s) if !u => Some(s),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Registers the analysis follows: 32- and 64-bit integers.
+fn is_affine_register(f: &Function, r: u32) -> bool {
+    let ty = f.regs[r as usize].ty;
+    ty != PtxType::Pred && matches!(ty.bits(), 32 | 64) && !ty.is_float()
+}
+
+/// The stride of `inst`'s result, from its operands' strides.
+fn result_stride(f: &Function, inst: &Inst, strides: &[Stride]) -> Stride {
+    if inst.guard.is_some() {
+        return Stride::Varies;
+    }
+    let a = &inst.args;
+    // An operand read as `bits` bits: its stride, and its value if a constant.
+    let operand = |arg: &Arg, bits: u32| -> (Stride, Option<i64>) {
+        match arg {
+            Arg::Reg(r) if f.regs[*r as usize].ty.bits() == bits => (strides[*r as usize], None),
+            Arg::Imm(Immediate::Int(v)) => {
+                let v = if bits == 32 {
+                    *v as u32 as i32 as i64
+                } else {
+                    *v as i64
+                };
+                (Stride::Known(0), Some(v))
+            }
+            Arg::Special(Special::Tid(Dim::X)) if bits == 32 => (Stride::Known(1), None),
+            Arg::Special(s) if super::lanes::is_uniform_special(*s) => (Stride::Known(0), None),
+            _ => (Stride::Varies, None),
+        }
+    };
+    let times = |(sa, ca): (Stride, Option<i64>), (sb, cb): (Stride, Option<i64>)| match (sa, sb) {
+        (Stride::Known(0), Stride::Known(0)) => Stride::Known(0),
+        (s, Stride::Known(0)) => cb.map_or(Stride::Varies, |c| s.map(|s| s.checked_mul(c))),
+        (Stride::Known(0), s) => ca.map_or(Stride::Varies, |c| s.map(|s| s.checked_mul(c))),
+        (Stride::Unknown, _) | (_, Stride::Unknown) => Stride::Unknown,
+        _ => Stride::Varies,
+    };
+    let plus = |x: Stride, y: Stride, sign: i64| match (x, y) {
+        (Stride::Known(x), y) => y.map(|y| x.checked_add(sign * y)),
+        (x, Stride::Known(_)) => x,
+        (Stride::Unknown, _) | (_, Stride::Unknown) => Stride::Unknown,
+        _ => Stride::Varies,
+    };
+    match inst.op {
+        Op::Mov(ty) if matches!(ty.bits(), 32 | 64) => operand(&a[1], ty.bits()).0,
+        Op::Int { op, ty } if ty.is_int() && matches!(ty.bits(), 32 | 64) => {
+            let n = ty.bits();
+            match op {
+                IntOp::Add { sat: false } => plus(operand(&a[1], n).0, operand(&a[2], n).0, 1),
+                IntOp::Sub { sat: false } => plus(operand(&a[1], n).0, operand(&a[2], n).0, -1),
+                IntOp::Neg => operand(&a[1], n).0.map(|s| s.checked_neg()),
+                IntOp::Mul(MulMode::Lo) => times(operand(&a[1], n), operand(&a[2], n)),
+                IntOp::Mad(MulMode::Lo) => plus(
+                    times(operand(&a[1], n), operand(&a[2], n)),
+                    operand(&a[3], n).0,
+                    1,
+                ),
+                IntOp::Mul(MulMode::Wide) if n == 32 => times(operand(&a[1], n), operand(&a[2], n)),
+                IntOp::Mad(MulMode::Wide) if n == 32 => plus(
+                    times(operand(&a[1], n), operand(&a[2], n)),
+                    operand(&a[3], 64).0,
+                    1,
+                ),
+                IntOp::Shl => match operand(&a[2], 32) {
+                    (Stride::Known(0), Some(k)) if (0..n as i64).contains(&k) => {
+                        operand(&a[1], n).0.map(|s| s.checked_mul(1 << k))
+                    }
+                    _ => Stride::Varies,
+                },
+                _ => Stride::Varies,
+            }
+        }
+        // Integer conversions between 32 and 64 bits (and of the same width).
+        Op::Cvt { dst, src, mods }
+            if dst.is_int()
+                && src.is_int()
+                && matches!(
+                    (src.bits(), dst.bits()),
+                    (32, 32) | (32, 64) | (64, 32) | (64, 64)
+                )
+                && mods == CvtMods::default() =>
+        {
+            operand(&a[1], src.bits()).0
+        }
+        _ => Stride::Varies,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The stride of each named register after `body`.
+    fn strides(regs: &str, body: &str, names: &[&str]) -> Vec<Option<i64>> {
+        let text = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 p, .param .u32 n)\n{{\n{regs}\n{body}\nret;\n}}\n"
+        );
+        let m = crate::kernel::check_ptx("t.ptx", &text).expect("valid");
+        let f = &m.functions[0];
+        let uniform = super::super::lanes::uniform_registers(f);
+        let all = lane_strides(f, &uniform, super::super::liveness::analyze(f).at(0));
+        let index = |n: &str| f.regs.iter().position(|r| r.name == n).expect("declared");
+        names.iter().map(|n| all[index(n)]).collect()
+    }
+
+    #[test]
+    fn a_global_index_has_stride_one_and_its_byte_offset_the_element_size() {
+        let s = strides(
+            ".reg .b32 %c, %nt, %t, %i, %j;\n.reg .b64 %off, %base, %addr, %wide;",
+            "mov.u32 %c, %ctaid.x;\nmov.u32 %nt, %ntid.x;\nmov.u32 %t, %tid.x;\n\
+             mad.lo.s32 %i, %c, %nt, %t;\nmul.wide.s32 %off, %i, 4;\n\
+             ld.param.u64 %base, [p];\nadd.s64 %addr, %base, %off;\nshl.b32 %j, %i, 3;\n\
+             cvt.u64.u32 %wide, %j;",
+            &["%c", "%t", "%i", "%off", "%base", "%addr", "%j", "%wide"],
+        );
+        let expected = [
+            None,
+            Some(1),
+            Some(1),
+            Some(4),
+            None,
+            Some(4),
+            Some(8),
+            Some(8),
+        ];
+        assert_eq!(s, expected);
+    }
+
+    #[test]
+    fn a_loop_counter_advanced_by_a_uniform_step_stays_affine() {
+        let s = strides(
+            ".reg .b32 %i, %step;\n.reg .pred %p;",
+            "mov.u32 %i, %tid.x;\nld.param.u32 %step, [n];\nLOOP:\nadd.s32 %i, %i, %step;\n\
+             setp.lt.u32 %p, %i, 100;\n@%p bra LOOP;",
+            &["%i"],
+        );
+        assert_eq!(s, [Some(1)]);
+    }
+
+    #[test]
+    fn two_strides_a_guard_or_a_non_constant_factor_are_not_affine() {
+        let s = strides(
+            ".reg .b32 %twice, %guarded, %n, %scaled, %square;\n.reg .pred %p;",
+            "mov.u32 %twice, %tid.x;\nshl.b32 %twice, %twice, 1;\nmov.u32 %guarded, %tid.x;\n\
+             setp.eq.u32 %p, %guarded, 0;\n@%p add.u32 %guarded, %guarded, 1;\n\
+             ld.param.u32 %n, [n];\nmov.u32 %scaled, %tid.x;\nmul.lo.u32 %scaled, %scaled, %n;\n\
+             mul.lo.u32 %square, %scaled, %scaled;",
+            &["%twice", "%guarded", "%scaled", "%square"],
+        );
+        assert_eq!(s, [None, None, None, None]);
+    }
+}
