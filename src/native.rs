@@ -406,15 +406,9 @@ mod x86 {
     /// Each pointer must have `halves` halves (any alignment).
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
     pub unsafe fn group16(dst: *mut u16, x: [*const u16; 3], code: u32, halves: usize) {
-        // Two 16-byte loads a register: the JIT stored each operand as 16-byte vectors, and
-        // a wider load across two stores would miss store-to-load forwarding.
-        let load = |p: *const u16| {
-            // SAFETY: in bounds, by the caller's promise.
-            unsafe { _mm256_set_m128i(_mm_loadu_si128(p.add(8).cast()), _mm_loadu_si128(p.cast())) }
-        };
         for i in (0..halves).step_by(16) {
             // SAFETY: in bounds, by the caller's promise.
-            let [a, b, c] = x.map(|p| load(unsafe { p.add(i) }));
+            let [a, b, c] = x.map(|p| unsafe { _mm256_loadu_si256(p.add(i).cast()) });
             let r = arith16(a, b, c, code);
             unsafe { _mm256_storeu_si256(dst.add(i).cast(), r) };
         }
