@@ -254,7 +254,7 @@ impl Lanes {
         let spill = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
             (most_touched.max(4) * LANES * 8) as u32,
-            4,
+            4, // 16-byte aligned (2^4): the group helper reads it in 16-byte loads
         ));
         let mut labels = HashMap::new();
         for &pos in &f.labels {

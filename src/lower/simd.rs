@@ -383,8 +383,8 @@ impl Translator<'_, '_> {
         let Some(helper) = self.native_helper_ref(crate::native::SYMBOL_GROUP) else {
             return Ok(false);
         };
-        // Through the stack area of `lane_by_lane`: the result at 0, the sources after it,
-        // each the group's 16 lanes (at most 64 bytes).
+        // Through the stack area of `lane_by_lane` (16-byte aligned, as the helper needs):
+        // the result at 0, the sources after it, each the group's 16 lanes (at most 64 bytes).
         let area = self.lanes.as_ref().expect("grouped").spill;
         let vt = vector_of(ty.ir_type()).expect("half");
         let place = |operand: usize, chunk: usize| (operand * 64 + chunk * 16) as i32;
