@@ -440,15 +440,16 @@ mod x86 {
 }
 
 /// `ptxjit_half_arith_group(dst, a, b, c, code, halves)`: [`f16_arith`]'s operation on
-/// `halves` halves (a multiple of 16) at `a`, `b`, `c` (16-byte aligned), written to `dst`. The JIT calls
-/// the implementation [`group_helper`] picked for this CPU.
+/// `halves` halves (a multiple of 16) at `a`, `b`, `c` (16-byte aligned), written to `dst`.
+/// The JIT calls the implementation [`group_helper`] picked for this CPU.
 pub const SYMBOL_GROUP: &str = "ptxjit_half_arith_group";
 
 /// The group helper's implementations this CPU can run, best first, by name.
 #[cfg(target_arch = "x86_64")]
 pub fn group_helpers() -> Vec<(&'static str, GroupHelper)> {
     let mut all: Vec<(&'static str, GroupHelper)> = Vec::new();
-    if std::is_x86_feature_detected!("avx512f")
+    if available()
+        && std::is_x86_feature_detected!("avx512f")
         && std::is_x86_feature_detected!("avx512bw")
         && std::is_x86_feature_detected!("avx512vl")
     {

@@ -205,7 +205,8 @@ fn binary_and_fma_forms_agree_with_the_reference() {
     check_all_binary_and_fma(random_count(), &with_lane_groups(ptxjit::LaneGroups::Off));
 }
 
-/// Lane groups: the eight-half helper.
+/// Lane groups: the group helper (the implementation this CPU runs; `native`'s unit test
+/// checks the others).
 #[test]
 fn binary_and_fma_forms_agree_with_the_reference_in_lane_groups() {
     check_all_binary_and_fma(

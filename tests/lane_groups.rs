@@ -322,7 +322,7 @@ fn float_vector_forms_match_one_thread_at_a_time() {
         same_as_one_thread(&format!("{op} %f3, %f1, %f2;\nmov.b32 %r8, %f3;"));
     }
     same_as_one_thread("fma.rn.f32 %f3, %f1, %f2, %f1;\nmov.b32 %r8, %f3;");
-    // Halves through the eight-half helper (or inline, on hosts without it).
+    // Halves through the group helper (or lane by lane, on hosts without it).
     for op in [
         "fma.rn.f16x2",
         "fma.rn.bf16x2",

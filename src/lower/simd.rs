@@ -370,8 +370,8 @@ impl Translator<'_, '_> {
         Ok(true)
     }
 
-    /// Half `add sub mul fma` through the precompiled eight-half helper (`crate::native`),
-    /// when the host has it: one call per vector of halves.
+    /// Half `add sub mul fma` through the precompiled group helper (`crate::native`), when
+    /// the host has it: one call for all the group's lanes.
     fn v_half(&mut self, op: FloatOp, ty: PtxType, mods: FloatMods, a: &[Arg]) -> LResult<bool> {
         let nsrc = op.sources();
         let Some(code) = crate::native::code(op, mods, ty) else {
