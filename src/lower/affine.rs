@@ -143,11 +143,13 @@ fn result_stride(f: &Function, inst: &Inst, strides: &[Stride]) -> Stride {
     let operand = |arg: &Arg, bits: u32| -> (Stride, Option<i64>) {
         match arg {
             Arg::Reg(r) if f.regs[*r as usize].ty.bits() == bits => (strides[*r as usize], None),
+            // A 32-bit constant as the instruction extends it: only a widening multiply sees
+            // the difference (`mul.wide.u32` by 0xFFFFFFFF is not by −1).
             Arg::Imm(Immediate::Int(v)) => {
-                let v = if bits == 32 {
-                    *v as u32 as i32 as i64
-                } else {
-                    *v as i64
+                let v = match inst.op {
+                    _ if bits == 64 => *v as i64,
+                    Op::Int { ty, .. } if !ty.is_signed() => *v as u32 as i64,
+                    _ => *v as u32 as i32 as i64,
                 };
                 (Stride::Known(0), Some(v))
             }
@@ -264,6 +266,16 @@ mod tests {
             &["%i"],
         );
         assert_eq!(s, [Some(1)]);
+    }
+
+    #[test]
+    fn an_unsigned_widening_multiply_takes_its_constant_unsigned() {
+        let s = strides(
+            ".reg .b32 %t;\n.reg .b64 %down, %far;",
+            "mov.u32 %t, %tid.x;\nmul.wide.s32 %down, %t, -4;\nmul.wide.u32 %far, %t, 0xFFFFFFFC;",
+            &["%down", "%far"],
+        );
+        assert_eq!(s, [Some(-4), None]);
     }
 
     #[test]

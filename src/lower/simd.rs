@@ -4,9 +4,10 @@
 //! anything else [`Translator::vector_form`] says no and the instruction runs lane by lane.
 //!
 //! Memory: a group's `ld`/`st` whose lane addresses are contiguous (lane k at the first lane's
-//! address + k × width, which the form checks at run time) is one range check and vector
-//! loads or stores; other addresses, or a range that fails its check, go lane by lane, so a
-//! fault names the same lane and address as the one-thread code.
+//! address + k × width: known when the kernel is compiled for a lane-affine address
+//! register, `affine`, else tested at run time) is one range check and vector loads or
+//! stores; other addresses, or a range that fails its check, go lane by lane, so a fault
+//! names the same lane and address as the one-thread code.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Type, Value, types};
