@@ -12,7 +12,7 @@
 //! `cvt` between 32 and 64 bits combine strides as integers. Arithmetic in 32 bits wraps
 //! the same in every lane, so lane k = lane 0 + k × stride holds modulo 2^32; widening to 64
 //! bits keeps it only where lanes 0..16 do not cross the 32-bit range's end, which the group
-//! code tests at run time (`Lanes::contiguous`). A register written by any other
+//! code tests at run time (`affine_lane_zero` in `lanes`). A register written by any other
 //! instruction, a guarded one, or with two strides, is not affine.
 
 use crate::frontend::ast::Immediate;
@@ -50,38 +50,46 @@ impl Stride {
     }
 }
 
-/// A 32-bit value widened to 64 bits by an affine instruction: its operand, and whether
-/// the widening extends the sign.
-pub(super) struct Widening<'a> {
-    pub operand: &'a Arg,
+/// A 32-bit value widened to 64 bits by an affine instruction: the register widened (none
+/// for `%tid.x` or a uniform value, which no lane carries across the 32-bit range's end),
+/// its stride, and whether the widening extends the sign.
+pub(super) struct Widening {
+    pub register: Option<u32>,
+    pub stride: i64,
     pub signed: bool,
 }
 
 /// The widening `inst` does, if it is an affine form that widens: `mul.wide`/`mad.wide`
-/// (the operand is the one with a stride; the other is a constant) or `cvt` from 32 to 64
-/// bits.
-pub(super) fn widening<'a>(
-    inst: &'a Inst,
-    stride_of: impl Fn(&Arg) -> i64,
-) -> Option<Widening<'a>> {
+/// (the operand with a stride; the other is a constant) or `cvt` from 32 to 64 bits.
+/// `strides` are [`lane_strides`]'s.
+pub(super) fn widening(inst: &Inst, strides: &[Option<i64>]) -> Option<Widening> {
+    let stride_of = |arg: &Arg| match arg {
+        Arg::Reg(r) => strides[*r as usize].unwrap_or(0),
+        Arg::Special(Special::Tid(Dim::X)) => 1,
+        _ => 0,
+    };
     let a = &inst.args;
-    match inst.op {
+    let (operand, signed) = match inst.op {
         Op::Int {
             op: IntOp::Mul(MulMode::Wide) | IntOp::Mad(MulMode::Wide),
             ty,
         } => {
             let operand = if stride_of(&a[1]) != 0 { &a[1] } else { &a[2] };
-            Some(Widening {
-                operand,
-                signed: ty.is_signed(),
-            })
+            (operand, ty.is_signed())
         }
-        Op::Cvt { dst, src, .. } if dst.bits() == 64 && src.bits() == 32 => Some(Widening {
-            operand: &a[1],
-            signed: src.is_signed(),
-        }),
-        _ => None,
-    }
+        Op::Cvt { dst, src, .. } if dst.bits() == 64 && src.bits() == 32 => {
+            (&a[1], src.is_signed())
+        }
+        _ => return None,
+    };
+    Some(Widening {
+        register: match operand {
+            Arg::Reg(r) => Some(*r),
+            _ => None,
+        },
+        stride: stride_of(operand),
+        signed,
+    })
 }
 
 /// Each register's stride across the lanes, `None` where it is not affine. `uniform` are

@@ -9,7 +9,9 @@ use super::{LResult, Translator};
 use crate::frontend::checked::{Arg, BoolOp, CmpOp};
 use crate::types::PtxType;
 
-fn float_cc(cmp: CmpOp) -> Option<FloatCC> {
+/// PTX's float comparison as Cranelift's condition (`ne` is ordered, the `u` forms are
+/// true on NaN).
+pub(super) fn float_cc(cmp: CmpOp) -> Option<FloatCC> {
     use CmpOp::*;
     Some(match cmp {
         Eq => FloatCC::Equal,
@@ -30,7 +32,8 @@ fn float_cc(cmp: CmpOp) -> Option<FloatCC> {
     })
 }
 
-fn int_cc(cmp: CmpOp, signed: bool) -> Option<IntCC> {
+/// PTX's integer comparison as Cranelift's condition.
+pub(super) fn int_cc(cmp: CmpOp, signed: bool) -> Option<IntCC> {
     use CmpOp::*;
     Some(match (cmp, signed) {
         (Eq, _) => IntCC::Equal,

@@ -80,13 +80,25 @@ impl Translator<'_, '_> {
         if !self.confined {
             return;
         }
-        let inside = self.in_space(addr, space, width);
         // One branch for both rules; the cold path tells them apart.
-        let low = self.b.ins().band_imm_u(addr, align as i64 - 1);
-        let aligned = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
-        let ok = self.b.ins().band(inside, aligned);
+        let (ok, inside) = self.accessible(addr, space, width, align);
         let bad = self.b.ins().bxor_imm_u(ok, 1);
         self.fault_with(bad, addr, space, width, is_store, Why::InsideOrNot(inside));
+    }
+
+    /// Whether `[addr, addr + width)` lies in `space`'s memory and `addr` is aligned to
+    /// `align`, and whether it lies inside at all (both i8 0/1).
+    pub(super) fn accessible(
+        &mut self,
+        addr: Value,
+        space: StateSpace,
+        width: u32,
+        align: u32,
+    ) -> (Value, Value) {
+        let inside = self.in_space(addr, space, width);
+        let low = self.b.ins().band_imm_u(addr, align as i64 - 1);
+        let aligned = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
+        (self.b.ins().band(inside, aligned), inside)
     }
 
     /// Whether `[addr, addr + width)` (host addresses) lies in `space`'s memory, as an i8

@@ -627,16 +627,8 @@ impl Translator<'_, '_> {
             .iter()
             .filter_map(|&s| lanes.in_range[s as usize])
             .collect();
-        let stride_of = |a: &Arg| match a {
-            Arg::Reg(r) => lanes.strides[*r as usize].unwrap_or(0),
-            Arg::Special(checked::Special::Tid(checked::Dim::X)) => 1,
-            _ => 0,
-        };
-        let widened = super::affine::widening(inst, stride_of).and_then(|w| match *w.operand {
-            Arg::Reg(r) => Some((lanes.scalars[r as usize], stride_of(w.operand), w.signed)),
-            // `%tid.x` (below 2^31) or a uniform value: no lane crosses anything.
-            _ => None,
-        });
+        let widened = super::affine::widening(inst, &lanes.strides)
+            .and_then(|w| Some((lanes.scalars[w.register? as usize], w.stride, w.signed)));
         let mut ok = self.b.ins().iconst(types::I8, 1);
         for f in flags {
             let f = self.b.use_var(f);

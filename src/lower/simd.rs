@@ -330,9 +330,9 @@ impl Translator<'_, '_> {
     fn v_setp(&mut self, cmp: CmpOp, ty: PtxType, a: &[Arg]) -> LResult<bool> {
         let it = ty.ir_type();
         let cond = if ty == PtxType::F32 {
-            float_cc(cmp)
+            vector_float_cc(cmp)
         } else if ty.is_int() && (16..=32).contains(&it.bits()) {
-            int_cc(cmp, ty.is_signed()).map(Cc::Int)
+            super::compare::int_cc(cmp, ty.is_signed()).map(Cc::Int)
         } else {
             None
         };
@@ -525,10 +525,7 @@ impl Translator<'_, '_> {
         };
         let ok = if self.confined {
             let bytes = width * LANES as u32;
-            let inside = self.in_space(first, space, bytes);
-            let low = self.b.ins().band_imm_u(first, width as i64 - 1);
-            let aligned = self.b.ins().icmp_imm_u(IntCC::Equal, low, 0);
-            let ok = self.b.ins().band(inside, aligned);
+            let (ok, _) = self.accessible(first, space, bytes, width);
             self.b.ins().band(ok, together)
         } else {
             together
@@ -593,39 +590,16 @@ enum Cc {
     FloatOrderedNe,
 }
 
-fn int_cc(cmp: CmpOp, signed: bool) -> Option<IntCC> {
-    use IntCC::*;
-    Some(match (cmp, signed) {
-        (CmpOp::Eq, _) => Equal,
-        (CmpOp::Ne, _) => NotEqual,
-        (CmpOp::Lt, true) => SignedLessThan,
-        (CmpOp::Le, true) => SignedLessThanOrEqual,
-        (CmpOp::Gt, true) => SignedGreaterThan,
-        (CmpOp::Ge, true) => SignedGreaterThanOrEqual,
-        (CmpOp::Lt | CmpOp::Lo, false) => UnsignedLessThan,
-        (CmpOp::Le | CmpOp::Ls, false) => UnsignedLessThanOrEqual,
-        (CmpOp::Gt | CmpOp::Hi, false) => UnsignedGreaterThan,
-        (CmpOp::Ge | CmpOp::Hs, false) => UnsignedGreaterThanOrEqual,
-        _ => return None,
-    })
-}
-
-/// PTX's f32 comparisons (`ne` is ordered, the `u` forms are true on NaN) that the x86-64
-/// vector compare does in one instruction, or `ne` in two.
-fn float_cc(cmp: CmpOp) -> Option<Cc> {
+/// The f32 comparisons (`compare::float_cc`) that the x86-64 vector compare does in one
+/// instruction, or ordered `ne` in two.
+fn vector_float_cc(cmp: CmpOp) -> Option<Cc> {
     use FloatCC::*;
-    Some(Cc::Float(match cmp {
-        CmpOp::Eq => Equal,
-        CmpOp::Ne => return Some(Cc::FloatOrderedNe),
-        CmpOp::Lt => LessThan,
-        CmpOp::Le => LessThanOrEqual,
-        CmpOp::Gt => GreaterThan,
-        CmpOp::Ge => GreaterThanOrEqual,
-        CmpOp::Neu => NotEqual,
-        CmpOp::Num => Ordered,
-        CmpOp::Nan => Unordered,
-        _ => return None,
-    }))
+    match super::compare::float_cc(cmp)? {
+        OrderedNotEqual => Some(Cc::FloatOrderedNe),
+        cc @ (Equal | LessThan | LessThanOrEqual | GreaterThan | GreaterThanOrEqual | NotEqual
+        | Ordered | Unordered) => Some(Cc::Float(cc)),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
