@@ -4,9 +4,11 @@
 //! - [`SYMBOL`]: both lanes of one `f16x2` `add`, `sub`, `mul` or `fma` (one-thread code;
 //!   `ptxjit bench` compares it with the inline IR: the call wins on f16x2, while scalar f16
 //!   stays inline, where the call measured 0.75–0.84× the inline code);
-//! - [`SYMBOL_GROUP`]: the same operation on every lane of a lane group (`lower::simd`), f16
+//! - [`group_symbol`]: the same operation on every lane of a lane group (`lower::simd`), f16
 //!   or bf16, through memory: sixteen halves a step with AVX-512, eight with AVX2, the
-//!   implementation picked by what this CPU has when the JIT starts.
+//!   implementation picked by what this CPU has when the JIT starts. One function per
+//!   operation code (op, format, modifiers: [`CODES`] of them), compiled with the code as a
+//!   constant, so that a call runs no test of its code.
 //!
 //! Same algorithm, same bits as the inline code and the reference: `.ftz` on the inputs,
 //! exact decode, one f32 operation, round to nearest even (fma falls back to the reference
@@ -78,14 +80,40 @@ pub enum Slot {
     Pointer,
 }
 
+/// How many operation codes there are: 4 operations × `.ftz .sat .relu` × f16/bf16.
+pub const CODES: usize = 64;
+
+/// The operation code at `index` (0..[`CODES`]): the inverse of [`index`].
+const fn code_at(index: usize) -> u32 {
+    let i = index as u32;
+    (i & 3) | (i >> 2 & 7) << 4 | (i >> 5 & 1) << 7
+}
+
+/// Where an operation code sits among the [`CODES`].
+fn index(code: u32) -> usize {
+    ((code & 3) | (code >> 4 & 7) << 2 | (code >> 7 & 1) << 5) as usize
+}
+
+/// The group helper's symbol for operation `code` (see [`code`]).
+pub fn group_symbol(code: u32) -> &'static str {
+    static NAMES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        (0..CODES)
+            .map(|i| format!("ptxjit_half_arith_group_{:02x}", code_at(i)))
+            .collect()
+    });
+    &NAMES[index(code)]
+}
+
 /// (name, address, arguments, results) for the JIT's symbol table.
 pub fn symbols() -> Vec<(&'static str, *const u8, Vec<Slot>, Vec<Slot>)> {
     use Slot::*;
     let mut all = vec![(SYMBOL, f16_arith as *const u8, vec![I32; 4], vec![I32])];
     #[cfg(target_arch = "x86_64")]
-    if let Some(f) = group_helper() {
-        let args = vec![Pointer, Pointer, Pointer, Pointer, I32, I32];
-        all.push((SYMBOL_GROUP, f as *const u8, args, vec![]));
+    if let Some(group) = group_helpers().first() {
+        for (i, f) in group.table.iter().enumerate() {
+            let args = vec![Pointer, Pointer, Pointer, Pointer, I32, I32];
+            all.push((group_symbol(code_at(i)), *f as *const u8, args, vec![]));
+        }
     }
     all
 }
@@ -210,7 +238,8 @@ mod x86 {
     }
 
     /// The lanes of `hazard` (a bit a half) recomputed by the exact fma: those where the f32
-    /// fma was inexact and landed on a midpoint of the half format.
+    /// fma was inexact and landed on a midpoint of the half format. (Rare: out of line, so
+    /// that the vector code around it keeps its registers.)
     fn exact_fma_lanes<const N: usize>(m: Mode, h: &mut [u16; N], x: [[u16; N]; 3], hazard: u32) {
         let exact = if m.bf16 {
             crate::semantics::half::fma_bf16
@@ -242,8 +271,8 @@ mod x86 {
 
     /// The eight-half form of the scalar helper (AVX2): same steps, same order, same bits.
     #[target_feature(enable = "avx2,f16c,fma")]
-    pub fn arith8(a: __m128i, b: __m128i, c: __m128i, code: u32) -> __m128i {
-        let m = mode(code);
+    pub fn arith8<const CODE: u32>(a: __m128i, b: __m128i, c: __m128i) -> __m128i {
+        let m = mode(CODE);
         let [a, b, c] = inputs(m, wide(a), wide(b), wide(c)).map(|x| _mm256_castsi256_si128(x));
         let decode = |x| {
             if m.bf16 {
@@ -327,8 +356,8 @@ mod x86 {
     /// registers): the steps and bits of [`arith8`]; the fma's midpoint test runs only when
     /// some f32 result has the low bits a midpoint needs.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
-    pub fn arith16(a: __m256i, b: __m256i, c: __m256i, code: u32) -> __m256i {
-        let m = mode(code);
+    pub fn arith16<const CODE: u32>(a: __m256i, b: __m256i, c: __m256i) -> __m256i {
+        let m = mode(CODE);
         let [a, b, c] = inputs(m, a, b, c);
         let decode = |x| {
             if m.bf16 {
@@ -400,102 +429,184 @@ mod x86 {
         finish(m, h)
     }
 
-    /// [`arith16`] over `halves` halves (a multiple of 16) at `x`, results at `dst`.
+    /// Operand `k` of a group helper's call at half `i`: the sixteen halves there, or, where
+    /// bit `k` of `uniform` is set, the one 32-bit value at `x[k]` in every pair of halves.
     ///
     /// # Safety
-    /// Each pointer must have `halves` halves and be 16-byte aligned.
+    /// As for [`group16`].
+    #[target_feature(enable = "avx2")]
+    unsafe fn operand16(x: [*const u16; 3], uniform: u32, k: usize, i: usize) -> __m256i {
+        if uniform >> k & 1 == 1 {
+            // SAFETY: a uniform operand has (at least) its 32-bit value.
+            return _mm256_set1_epi32(unsafe { x[k].cast::<i32>().read_unaligned() });
+        }
+        // SAFETY: in bounds, by the caller's promise.
+        // Two 16-byte loads a register: the JIT stored each operand as 16-byte vectors, and
+        // one wider load across two stores misses store-to-load forwarding (volatile, so that
+        // the compiler keeps them apart; the fma chains ran 1.25–1.4× faster).
+        unsafe {
+            let p = x[k].add(i).cast::<__m128i>();
+            let (lo, hi) = (
+                std::ptr::read_volatile(p),
+                std::ptr::read_volatile(p.add(1)),
+            );
+            _mm256_set_m128i(hi, lo)
+        }
+    }
+
+    /// [`arith16`] over `halves` halves (a multiple of 16) at `x`, results at `dst`; the
+    /// operands with a bit in `uniform` are one 32-bit value each ([`operand16`]). Only an
+    /// fma reads its third operand.
+    ///
+    /// # Safety
+    /// Each pointer must have `halves` halves (or its uniform value) and be 16-byte aligned.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
-    pub unsafe fn group16(dst: *mut u16, x: [*const u16; 3], code: u32, halves: usize) {
+    pub unsafe fn group16<const CODE: u32>(
+        dst: *mut u16,
+        x: [*const u16; 3],
+        halves: usize,
+        uniform: u32,
+    ) {
         for i in (0..halves).step_by(16) {
-            // SAFETY: in bounds, by the caller's promise.
-            // Two 16-byte loads a register: the JIT stored each operand as 16-byte vectors,
-            // and one wider load across two stores misses store-to-load forwarding (volatile,
-            // so that the compiler keeps them apart; the fma chains ran 1.25–1.4× faster).
-            let [a, b, c] = x.map(|p| unsafe {
-                let p = p.add(i).cast::<__m128i>();
-                let (lo, hi) = (
-                    std::ptr::read_volatile(p),
-                    std::ptr::read_volatile(p.add(1)),
-                );
-                _mm256_set_m128i(hi, lo)
-            });
-            let r = arith16(a, b, c, code);
+            // SAFETY: by the caller's promise.
+            let (a, b) = unsafe { (operand16(x, uniform, 0, i), operand16(x, uniform, 1, i)) };
+            let c = if mode(CODE).op == 3 {
+                // SAFETY: as above.
+                unsafe { operand16(x, uniform, 2, i) }
+            } else {
+                _mm256_setzero_si256()
+            };
+            let r = arith16::<CODE>(a, b, c);
+            // SAFETY: as above.
             unsafe { _mm256_storeu_si256(dst.add(i).cast(), r) };
         }
     }
 
-    /// [`arith8`] over `halves` halves (a multiple of 8) at `x`, results at `dst`.
+    /// [`operand16`] for eight halves.
+    ///
+    /// # Safety
+    /// As for [`group16`].
+    #[target_feature(enable = "avx2")]
+    unsafe fn operand8(x: [*const u16; 3], uniform: u32, k: usize, i: usize) -> __m128i {
+        if uniform >> k & 1 == 1 {
+            // SAFETY: as in `operand16`.
+            _mm_set1_epi32(unsafe { x[k].cast::<i32>().read_unaligned() })
+        } else {
+            // SAFETY: in bounds, by the caller's promise.
+            unsafe { _mm_loadu_si128(x[k].add(i).cast()) }
+        }
+    }
+
+    /// [`arith8`] over `halves` halves (a multiple of 8) at `x`, results at `dst`, `uniform`
+    /// as for [`group16`].
     ///
     /// # Safety
     /// As for [`group16`].
     #[target_feature(enable = "avx2,f16c,fma")]
-    pub unsafe fn group8(dst: *mut u16, x: [*const u16; 3], code: u32, halves: usize) {
+    pub unsafe fn group8<const CODE: u32>(
+        dst: *mut u16,
+        x: [*const u16; 3],
+        halves: usize,
+        uniform: u32,
+    ) {
         for i in (0..halves).step_by(8) {
-            // SAFETY: in bounds, by the caller's promise.
-            let [a, b, c] = x.map(|p| unsafe { _mm_loadu_si128(p.add(i).cast()) });
-            let r = arith8(a, b, c, code);
+            // SAFETY: by the caller's promise.
+            let (a, b) = unsafe { (operand8(x, uniform, 0, i), operand8(x, uniform, 1, i)) };
+            let c = if mode(CODE).op == 3 {
+                // SAFETY: as above.
+                unsafe { operand8(x, uniform, 2, i) }
+            } else {
+                _mm_setzero_si128()
+            };
+            let r = arith8::<CODE>(a, b, c);
+            // SAFETY: as above.
             unsafe { _mm_storeu_si128(dst.add(i).cast(), r) };
         }
     }
 }
 
-/// `ptxjit_half_arith_group(dst, a, b, c, code, halves)`: [`f16_arith`]'s operation on
-/// `halves` halves (a multiple of 16) at `a`, `b`, `c` (16-byte aligned), written to `dst`.
-/// The JIT calls the implementation [`group_helper`] picked for this CPU.
-pub const SYMBOL_GROUP: &str = "ptxjit_half_arith_group";
+/// `ptxjit_half_arith_group_<code>(dst, a, b, c, halves, uniform)`: [`f16_arith`]'s
+/// operation `code` on `halves` halves (a multiple of 16) at `a`, `b`, `c` (16-byte aligned),
+/// written to `dst`; where bit k of `uniform` is set, source k is one 32-bit value (a pair of
+/// halves) that every pair of halves has.
+pub type GroupHelper = extern "C" fn(*mut u16, *const u16, *const u16, *const u16, u32, u32);
 
-/// The group helper's implementations this CPU can run, best first, by name.
+/// One implementation of the group helper: its name and its function for each operation
+/// code, by [`index`].
 #[cfg(target_arch = "x86_64")]
-pub fn group_helpers() -> Vec<(&'static str, GroupHelper)> {
-    let mut all: Vec<(&'static str, GroupHelper)> = Vec::new();
+pub struct GroupHelpers {
+    pub name: &'static str,
+    table: [GroupHelper; CODES],
+}
+
+#[cfg(target_arch = "x86_64")]
+impl GroupHelpers {
+    /// The function for operation `code`.
+    pub fn get(&self, code: u32) -> GroupHelper {
+        self.table[index(code)]
+    }
+}
+
+/// The group helper's implementations this CPU can run, best first (checked at run time,
+/// never assumed from the build machine); the JIT calls the first.
+#[cfg(target_arch = "x86_64")]
+pub fn group_helpers() -> Vec<GroupHelpers> {
+    // One instance of `$f::<CODE>` for each operation code.
+    macro_rules! table {
+        ($f:ident: $($i:literal)*) => { [$($f::<{ code_at($i) }> as GroupHelper),*] };
+    }
+    macro_rules! every_code {
+        ($f:ident) => {
+            table!($f: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
+                28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54
+                55 56 57 58 59 60 61 62 63)
+        };
+    }
+    let mut all = Vec::new();
     if available()
         && std::is_x86_feature_detected!("avx512f")
         && std::is_x86_feature_detected!("avx512bw")
         && std::is_x86_feature_detected!("avx512vl")
     {
-        all.push(("avx512", group_avx512));
+        all.push(GroupHelpers {
+            name: "avx512",
+            table: every_code!(group_avx512),
+        });
     }
     if available() {
-        all.push(("avx2", group_avx2));
+        all.push(GroupHelpers {
+            name: "avx2",
+            table: every_code!(group_avx2),
+        });
     }
     all
 }
 
-/// The group helper's signature.
-pub type GroupHelper = extern "C" fn(*mut u16, *const u16, *const u16, *const u16, u32, u32);
-
-/// The implementation the JIT calls on this CPU (checked at run time, never assumed from
-/// the build machine).
 #[cfg(target_arch = "x86_64")]
-fn group_helper() -> Option<GroupHelper> {
-    group_helpers().first().map(|&(_, f)| f)
-}
-
-#[cfg(target_arch = "x86_64")]
-extern "C" fn group_avx512(
+extern "C" fn group_avx512<const CODE: u32>(
     dst: *mut u16,
     a: *const u16,
     b: *const u16,
     c: *const u16,
-    code: u32,
     halves: u32,
+    uniform: u32,
 ) {
-    // SAFETY: the JIT passes `halves` halves at each pointer, and calls this only on a CPU
-    // `group_helpers` found AVX-512 on.
-    unsafe { x86::group16(dst, [a, b, c], code, halves as usize) }
+    // SAFETY: the JIT passes `halves` halves (or a uniform value) at each pointer, and calls
+    // this only on a CPU `group_helpers` found AVX-512 on.
+    unsafe { x86::group16::<CODE>(dst, [a, b, c], halves as usize, uniform) }
 }
 
 #[cfg(target_arch = "x86_64")]
-extern "C" fn group_avx2(
+extern "C" fn group_avx2<const CODE: u32>(
     dst: *mut u16,
     a: *const u16,
     b: *const u16,
     c: *const u16,
-    code: u32,
     halves: u32,
+    uniform: u32,
 ) {
     // SAFETY: as in `group_avx512`, on a CPU with AVX2, F16C and FMA.
-    unsafe { x86::group8(dst, [a, b, c], code, halves as usize) }
+    unsafe { x86::group8::<CODE>(dst, [a, b, c], halves as usize, uniform) }
 }
 
 /// Whether `p + c` is exact in f32 (TwoSum's error term is zero). With `p` an exact product
@@ -617,7 +728,8 @@ mod tests {
     fn every_group_helper_gives_the_reference_bits_for_every_operation_and_modifier() {
         let helpers = group_helpers();
         assert!(!available() || !helpers.is_empty());
-        for (name, helper) in helpers {
+        for group in helpers {
+            let name = group.name;
             for ty in [PtxType::F16, PtxType::BF16] {
                 let fmt = if ty == PtxType::BF16 { BF16 } else { HALF };
                 let triples = triples(ty == PtxType::BF16);
@@ -630,26 +742,33 @@ mod tests {
                             ..FloatMods::default()
                         };
                         let code = code(op, mods, ty).expect("a helper form");
-                        for chunk in triples.chunks(32) {
+                        let helper = group.get(code);
+                        // Operands in memory, or (bits of `uniform`) the first pair there
+                        // for all: the rest of a uniform operand's memory is not read.
+                        let patterns = [0, 0b011, 0b100].iter().cycle();
+                        for (chunk, &uniform) in triples.chunks(32).zip(patterns) {
                             let n = chunk.len() / 16 * 16;
-                            let operand = |k: usize| {
+                            let memory = |k: usize| {
                                 let mut x = Aligned([0; 32]);
                                 for (i, t) in chunk[..n].iter().enumerate() {
                                     x.0[i] = t[k];
                                 }
                                 x
                             };
-                            let [a, b, c] = [0, 1, 2].map(operand);
+                            let [a, b, c] = [0, 1, 2].map(memory);
                             let mut out = Aligned([0u16; 32]);
                             let (pa, pb, pc) = (a.0.as_ptr(), b.0.as_ptr(), c.0.as_ptr());
-                            helper(out.0.as_mut_ptr(), pa, pb, pc, code, n as u32);
-                            let [a, b, c, out] = [a.0, b.0, c.0, out.0];
-                            for i in 0..n {
-                                let want = arith(fmt, op, mods, a[i], b[i], c[i]);
+                            helper(out.0.as_mut_ptr(), pa, pb, pc, n as u32, uniform);
+                            for (i, &got) in out.0[..n].iter().enumerate() {
+                                let [a, b, c] = [0, 1, 2].map(|k| {
+                                    let lane = if uniform >> k & 1 == 1 { i % 2 } else { i };
+                                    chunk[lane][k]
+                                });
+                                let want = arith(fmt, op, mods, a, b, c);
                                 assert_eq!(
-                                    out[i], want,
-                                    "{name} {ty:?} {op:?} {mods:?} on {:#06x} {:#06x} {:#06x}",
-                                    a[i], b[i], c[i]
+                                    got, want,
+                                    "{name} {ty:?} {op:?} {mods:?} on {a:#06x} {b:#06x} {c:#06x} \
+                                     (uniform {uniform:#b})"
                                 );
                             }
                         }

@@ -174,16 +174,18 @@ fn atomics_of_every_lane_count() {
 
 #[test]
 fn half_arithmetic_of_a_group_matches_one_thread_at_a_time() {
-    // Per-thread f16x2 values through fma, add and mul, with a uniform operand too.
+    // Per-thread f16x2 and f16 values through fma, add and mul, with uniform operands too.
     let ptx = kernel(
         "mul.lo.u32 %r5, %r4, 0x00410043;\nxor.b32 %r5, %r5, 0x3C003800;\nmov.b32 %r6, 0x3C013BFF;\n\
          fma.rn.f16x2 %r7, %r5, %r6, %r5;\nadd.rn.ftz.sat.f16x2 %r8, %r7, %r5;\nfma.rn.relu.f16x2 %r8, %r8, %r7, %r5;\nsub.rn.f16x2 %r8, %r8, %r6;\nmul.rn.ftz.f16x2 %r8, %r8, %r7;\n\
-         cvt.u16.u32 %rs1, %r7;\nfma.rn.ftz.f16 %rs2, %rs1, %rs1, %rs1;\ncvt.u32.u16 %r10, %rs2;\n\
+         cvt.u16.u32 %rs1, %r7;\nfma.rn.ftz.f16 %rs2, %rs1, %rs1, %rs1;\n\
+         mov.b16 %rs3, 0x3BFF;\nfma.rn.f16 %rs2, %rs2, %rs3, %rs1;\nmul.rn.f16 %rs2, %rs3, %rs2;\ncvt.u32.u16 %r10, %rs2;\n\
          xor.b32 %r8, %r8, %r10;\nst.global.u32 [%rd3], %r8;\nret;",
     )
-    .replace(".reg .b64 %rd<4>;", ".reg .b64 %rd<4>;\n.reg .b16 %rs<3>;");
+    .replace(".reg .b64 %rd<4>;", ".reg .b64 %rd<4>;\n.reg .b16 %rs<4>;");
     // One-thread code is checked against the reference form by form (half_ops.rs); here the
-    // group code (eight halves a helper call, uniform operands splat) must give its bits.
+    // group code (one helper call for the group's halves, a uniform operand passed as one
+    // value) must give its bits.
     let off = run(&ptx, LaneGroups::Off, 64, [256, 1, 1], 0);
     let groups = run(&ptx, LaneGroups::Always, 64, [256, 1, 1], 0);
     assert_eq!(groups, off);

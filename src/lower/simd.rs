@@ -122,12 +122,26 @@ impl Translator<'_, '_> {
                     .collect())
             }
             _ => {
-                // The same value in every lane: the one-thread lowering reads it once.
+                let x = self
+                    .v_read_uniform(arg, ty)
+                    .expect("the same in every lane")?;
+                let v = self.b.ins().splat(vt, x);
+                Ok(vec![v; n])
+            }
+        }
+    }
+
+    /// `arg` (accepted by [`v_src_ok`](Self::v_src_ok)) as one scalar, if it is the same in
+    /// every lane: the one-thread lowering reads it once.
+    fn v_read_uniform(&mut self, arg: &Arg, ty: PtxType) -> Option<LResult<Value>> {
+        match arg {
+            Arg::Reg(r) | Arg::Not(r) if !self.is_uniform_reg(*r) => None,
+            Arg::Special(Special::Tid(Dim::X)) => None,
+            _ => {
                 self.enter_scalars();
                 let x = self.read(arg, ty);
                 self.enter_scalars();
-                let v = self.b.ins().splat(vt, x?);
-                Ok(vec![v; n])
+                Some(x)
             }
         }
     }
@@ -381,34 +395,49 @@ impl Translator<'_, '_> {
         if !self.v_dst_ok(&a[0], ty) || !(1..=nsrc).all(|i| self.v_src_ok(&a[i], ty)) {
             return Ok(false);
         }
-        let Some(helper) = self.native_helper_ref(crate::native::SYMBOL_GROUP) else {
+        let Some(helper) = self.native_helper_ref(crate::native::group_symbol(code)) else {
             return Ok(false);
         };
         // Through the stack area of `lane_by_lane` (16-byte aligned, as the helper needs):
-        // the result at 0, the sources after it, each the group's 16 lanes (at most 64 bytes).
+        // the result at 0, the sources after it, each the group's 16 lanes (at most 64 bytes),
+        // or one 32-bit value where it is the same in every lane (a bit in `uniform`).
         let area = self.lanes.as_ref().expect("grouped").spill;
         let vt = vector_of(ty.ir_type()).expect("half");
         let place = |operand: usize, chunk: usize| (operand * 64 + chunk * 16) as i32;
         let mut pointers = Vec::new();
-        for i in 0..3 {
-            let x = match a.get(1 + i).filter(|_| i < nsrc) {
-                Some(arg) => self.v_read(arg, ty)?,
-                None => vec![self.v_splat(vt, 0); LANES / vt.lane_count() as usize],
-            };
-            for (c, v) in x.into_iter().enumerate() {
+        let mut uniform = 0;
+        for (i, arg) in a[1..=nsrc].iter().enumerate() {
+            if let Some(x) = self.v_read_uniform(arg, ty) {
+                let mut x = x?;
+                if ty.size() == 2 {
+                    // A half: the same in both halves of the pair.
+                    let wide = self.b.ins().uextend(types::I32, x);
+                    let high = self.b.ins().ishl_imm_u(wide, 16);
+                    x = self.b.ins().bor(wide, high);
+                }
                 self.b
                     .ins()
-                    .stack_store(types::I64, v, area, place(1 + i, c));
+                    .stack_store(types::I64, x, area, place(1 + i, 0));
+                uniform |= 1 << i;
+            } else {
+                for (c, v) in self.v_read(arg, ty)?.into_iter().enumerate() {
+                    self.b
+                        .ins()
+                        .stack_store(types::I64, v, area, place(1 + i, c));
+                }
             }
+        }
+        // (An add's third pointer is never read.)
+        for i in 0..3 {
             pointers.push(self.b.ins().stack_addr(types::I64, area, place(1 + i, 0)));
         }
         let dst = self.b.ins().stack_addr(types::I64, area, 0);
-        let code = self.b.ins().iconst(types::I32, code as i64);
         let halves = LANES as u32 * ty.size() / 2;
         let halves = self.b.ins().iconst(types::I32, halves as i64);
+        let uniform = self.b.ins().iconst(types::I32, uniform);
         let mut args = vec![dst];
         args.extend(pointers);
-        args.extend([code, halves]);
+        args.extend([halves, uniform]);
         self.b.ins().call(helper, &args);
         let r = (0..LANES / vt.lane_count() as usize)
             .map(|c| self.b.ins().stack_load(types::I64, vt, area, place(0, c)))
