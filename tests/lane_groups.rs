@@ -143,6 +143,26 @@ fn thousands_of_registers_live_across_a_divergent_branch_run_hot() {
 }
 
 #[test]
+fn a_lane_affine_register_has_each_lanes_value_wherever_it_is_read() {
+    // %r10 = 5 - 3 × thread (lane-affine: lane 0's value and a stride; wraps below zero),
+    // read by a vector form (add), lane by lane (rem), and in each lane after the group
+    // diverges (xor).
+    let ptx = kernel(
+        "mul.lo.u32 %r5, %r4, 3;\nneg.s32 %r11, %r5;\nadd.u32 %r10, %r11, 5;\nrem.u32 %r6, %r10, 1000;\n\
+         add.u32 %r7, %r10, %r6;\nand.b32 %r8, %r4, 3;\nsetp.eq.u32 %p1, %r8, 0;\n@%p1 bra SKIP;\n\
+         xor.b32 %r7, %r7, %r10;\nSKIP:\nst.global.u32 [%rd3], %r7;\nret;",
+    );
+    let expected: Vec<u32> = (0..256u32)
+        .map(|t| {
+            let r10 = 5u32.wrapping_sub(t.wrapping_mul(3));
+            let r7 = r10.wrapping_add(r10 % 1000);
+            if t % 4 == 0 { r7 } else { r7 ^ r10 }
+        })
+        .collect();
+    check_all_modes(&ptx, 2, [128, 1, 1], 0, &expected);
+}
+
+#[test]
 fn blocks_whose_x_size_is_not_a_multiple_of_the_group_run_one_thread_at_a_time() {
     // Every thread writes tid.x + 100 tid.y + 10000 tid.z at its linear index.
     let ptx = kernel(

@@ -171,8 +171,15 @@ pub(super) struct Lanes {
     pub(super) scalars: Vec<Variable>,
     pub(super) uniform: Vec<bool>,
     /// Each lane-affine register's stride (`affine`): its scalar in `scalars` holds lane 0's
-    /// value between instructions, beside its vectors.
+    /// value between instructions, beside its vectors. A 32-bit one has no vectors of its
+    /// own ([`derived`](Self::derived)).
     pub(super) strides: Vec<Option<i64>>,
+    /// The 32-bit lane-affine registers: lane k is lane 0's value + k × stride (mod 2³², so
+    /// exactly, whatever the widenings on the way did to 64-bit ones), so the group code
+    /// keeps only lane 0's value and makes the vectors where an instruction reads them
+    /// (`lane_vectors`). Their instructions compute lane 0 alone, and no vectors stay live
+    /// across a loop or a helper's call for them.
+    derived: Vec<bool>,
     /// For each 64-bit lane-affine register, whether its lanes are lane 0's value + k ×
     /// stride as 64-bit integers in this group (false where a widening crossed the end of
     /// the 32-bit range between lanes).
@@ -229,6 +236,13 @@ impl Lanes {
             .collect();
         let live = super::liveness::analyze(f);
         let strides = super::affine::lane_strides(f, &uniform, live.at(0));
+        let derived = f
+            .regs
+            .iter()
+            .zip(&strides)
+            .zip(&uniform)
+            .map(|((r, s), &u)| s.is_some() && !u && r.ty.bits() == 32)
+            .collect();
         let in_range = f
             .regs
             .iter()
@@ -266,6 +280,7 @@ impl Lanes {
             scalars,
             uniform,
             strides,
+            derived,
             in_range,
             first,
             tid,
@@ -509,7 +524,10 @@ impl Translator<'_, '_> {
                 Ok(false)
             }
             _ => {
-                if !self.vector_form(inst)? {
+                let lanes = self.lanes.as_ref().expect("grouped");
+                let defs = super::liveness::destinations(inst);
+                let derived = matches!(defs[..], [d] if lanes.derived[d as usize]);
+                if !derived && !self.vector_form(inst)? {
                     self.lane_by_lane(inst)?;
                 }
                 self.affine_lane_zero(inst)?;
@@ -533,19 +551,24 @@ impl Translator<'_, '_> {
             regs
         };
         let written = varying(super::liveness::destinations(inst));
-        let mut touched = super::liveness::sources(inst);
+        let read = varying(super::liveness::sources(inst));
+        let mut touched = read.clone();
         touched.extend(&written);
         let touched = varying(touched);
+        // A register's old lanes matter where it is read, or kept by a guard that fails
+        // (`liveness` treats an unguarded write as the end of the old value too).
+        let needed: Vec<bool> = touched
+            .iter()
+            .map(|r| read.contains(r) || inst.guard.is_some())
+            .collect();
         let (first, tid, spill) = (lanes.first, lanes.tid, lanes.spill);
         // Through memory: every vector stored once, each lane's values loaded as scalars, its
         // results stored in place, the vectors loaded back. (Extracting and inserting lanes
         // instead keeps the vectors live across all the lanes' code, which made the register
         // allocator's work grow far faster than the code.)
         let region = |i: usize, k: usize, size: u32| (i * LANES * 8 + k * size as usize) as i32;
-        for (i, &r) in touched.iter().enumerate() {
-            let vectors = self.lanes.as_ref().expect("grouped").vectors[r as usize].clone();
-            for (c, var) in vectors.into_iter().enumerate() {
-                let v = self.b.use_var(var);
+        for (i, &r) in touched.iter().enumerate().filter(|&(i, _)| needed[i]) {
+            for (c, v) in self.lane_vectors(r).into_iter().enumerate() {
                 self.b
                     .ins()
                     .stack_store(types::I64, v, spill, region(i, 0, 0) + 16 * c as i32);
@@ -562,7 +585,7 @@ impl Translator<'_, '_> {
             .collect();
         let lane_type = |t: &Self, r: u32| t.func.regs[r as usize].ty.ir_type();
         for k in 0..LANES {
-            for (i, &r) in touched.iter().enumerate() {
+            for (i, &r) in touched.iter().enumerate().filter(|&(i, _)| needed[i]) {
                 let ty = lane_type(self, r);
                 let off = region(i, k, ty.bytes());
                 let v = self.b.ins().stack_load(types::I64, ty, spill, off);
@@ -669,10 +692,36 @@ impl Translator<'_, '_> {
         if lanes.uniform[r as usize] {
             return self.b.use_var(lanes.scalars[r as usize]);
         }
+        if lanes.derived[r as usize] {
+            let stride = lanes.strides[r as usize].expect("lane-affine");
+            let x = self.b.use_var(lanes.scalars[r as usize]);
+            return self.b.ins().iadd_imm_s(x, stride * k as i64);
+        }
         let vectors = &lanes.vectors[r as usize];
         let per = LANES / vectors.len();
         let v = self.b.use_var(vectors[k / per]);
         self.b.ins().extractlane(v, (k % per) as u8)
+    }
+
+    /// Register `r`'s vectors over the lanes (not uniform): its variables' values, or for a
+    /// [derived](Lanes::derived) register, lane 0's value + k × stride.
+    pub(super) fn lane_vectors(&mut self, r: u32) -> Vec<ir::Value> {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        if !lanes.derived[r as usize] {
+            let vars = lanes.vectors[r as usize].clone();
+            return vars.into_iter().map(|v| self.b.use_var(v)).collect();
+        }
+        let stride = lanes.strides[r as usize].expect("lane-affine");
+        let x = self.b.use_var(lanes.scalars[r as usize]);
+        let steps = [0, 1, 2, 3].map(|k| (stride * k) as u32 as u64);
+        let steps = self.v_const(types::I32X4, &steps);
+        (0..LANES / 4)
+            .map(|c| {
+                let base = self.b.ins().iadd_imm_s(x, stride * 4 * c as i64);
+                let base = self.b.ins().splat(types::I32X4, base);
+                self.b.ins().iadd(base, steps)
+            })
+            .collect()
     }
 
     /// Whether the instruction computes a group-wide value (no side effects): lowered once.

@@ -100,10 +100,7 @@ impl Translator<'_, '_> {
         let vt = vector_of(ty.ir_type()).expect("checked");
         let n = LANES / vt.lane_count() as usize;
         match arg {
-            Arg::Reg(r) if !self.is_uniform_reg(*r) => {
-                let vars = self.lanes.as_ref().expect("grouped").vectors[*r as usize].clone();
-                Ok(vars.into_iter().map(|v| self.b.use_var(v)).collect())
-            }
+            Arg::Reg(r) if !self.is_uniform_reg(*r) => Ok(self.lane_vectors(*r)),
             Arg::Not(r) if !self.is_uniform_reg(*r) => {
                 let p = self.v_read(&Arg::Reg(*r), ty)?;
                 let one = self.v_splat(vt, 1);
@@ -163,7 +160,7 @@ impl Translator<'_, '_> {
     }
 
     /// A vector constant of integer lanes.
-    fn v_const(&mut self, vt: Type, lanes: &[u64]) -> Value {
+    pub(super) fn v_const(&mut self, vt: Type, lanes: &[u64]) -> Value {
         let bytes = vt.lane_bits() as usize / 8;
         let data: Vec<u8> = lanes
             .iter()
