@@ -148,7 +148,7 @@ fn a_lane_affine_register_has_each_lanes_value_wherever_it_is_read() {
     // read by a vector form (add), lane by lane (rem), and in each lane after the group
     // diverges (xor).
     let ptx = kernel(
-        "mul.lo.u32 %r5, %r4, 3;\nneg.s32 %r11, %r5;\nadd.u32 %r10, %r11, 5;\nrem.u32 %r6, %r10, 1000;\n\
+        "mul.lo.u32 %r5, %r4, -3;\nadd.u32 %r10, %r5, 5;\nrem.u32 %r6, %r10, 1000;\n\
          add.u32 %r7, %r10, %r6;\nand.b32 %r8, %r4, 3;\nsetp.eq.u32 %p1, %r8, 0;\n@%p1 bra SKIP;\n\
          xor.b32 %r7, %r7, %r10;\nSKIP:\nst.global.u32 [%rd3], %r7;\nret;",
     );

@@ -152,11 +152,15 @@ fn result_stride(f: &Function, inst: &Inst, strides: &[Stride]) -> Stride {
         match arg {
             Arg::Reg(r) if f.regs[*r as usize].ty.bits() == bits => (strides[*r as usize], None),
             // A 32-bit constant as the instruction extends it: only a widening multiply sees
-            // the difference (`mul.wide.u32` by 0xFFFFFFFF is not by −1).
+            // the difference (`mul.wide.u32` by 0xFFFFFFFF is not by −1); a 32-bit result is
+            // the same mod 2³² either way, and the small signed reading keeps its stride small.
             Arg::Imm(Immediate::Int(v)) => {
                 let v = match inst.op {
                     _ if bits == 64 => *v as i64,
-                    Op::Int { ty, .. } if !ty.is_signed() => *v as u32 as i64,
+                    Op::Int {
+                        op: IntOp::Mul(MulMode::Wide) | IntOp::Mad(MulMode::Wide),
+                        ty,
+                    } if !ty.is_signed() => *v as u32 as i64,
                     _ => *v as u32 as i32 as i64,
                 };
                 (Stride::Known(0), Some(v))
@@ -274,6 +278,16 @@ mod tests {
             &["%i"],
         );
         assert_eq!(s, [Some(1)]);
+    }
+
+    #[test]
+    fn a_32_bit_multiply_by_a_negative_constant_has_a_negative_stride() {
+        let s = strides(
+            ".reg .b32 %t, %down, %back;",
+            "mov.u32 %t, %tid.x;\nmul.lo.u32 %down, %t, -3;\nmad.lo.u32 %back, %t, 0xFFFFFFFE, 7;",
+            &["%down", "%back"],
+        );
+        assert_eq!(s, [Some(-3), Some(-2)]);
     }
 
     #[test]
