@@ -1,0 +1,33 @@
+#!/bin/sh
+# The GPU-truth harness (tools/gpu-truth, issue 17) end to end without a GPU: it records every
+# instruction form through ptxjit's libcuda.so.1 (the same script, unchanged, records an
+# NVIDIA GPU through its driver), then tests/hardware.rs reads those recordings and runs
+# ptxjit's library on the same PTX and inputs: the bits must agree; and it runs tests/corpus
+# through the driver, whose outputs must pass the corpus's checks. This checks the harness
+# (kernels, driver calls, recording format, reader), not the hardware's bits.
+#
+# Installs cuda-bindings and numpy from PyPI into a virtualenv (what the GPU machine needs).
+# usage: tests/clients/gpu_truth.sh   (PTXJIT_GPU_TRUTH_DIR: work directory, default
+#        target/gpu-truth)
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+work=${PTXJIT_GPU_TRUTH_DIR:-$root/target/gpu-truth}
+mkdir -p "$work"
+libdir=$("$root/capi/make-libcuda-dir.sh" "$work/libcuda")
+if [ ! -x "$work/venv/bin/python" ]; then
+  python3 -m venv "$work/venv"
+  "$work/venv/bin/pip" install --quiet "cuda-bindings==13.5.0" numpy
+fi
+rm -rf "$work/recorded"
+LD_LIBRARY_PATH=$libdir "$work/venv/bin/python" "$root/tools/gpu-truth/gpu_truth.py" \
+  record "$work/recorded" | tail -n 1
+PTXJIT_TRUTH_DIR=$work/recorded cargo test --quiet --manifest-path "$root/Cargo.toml" \
+  --test hardware
+LD_LIBRARY_PATH=$libdir "$work/venv/bin/python" "$root/tools/gpu-truth/gpu_truth.py" corpus "$work/recorded/corpus" \
+  > "$work/corpus.log"
+# On ptxjit every corpus output must pass its check (on a GPU, a failure here is a finding).
+if grep -v " 0 beyond what their check allows" "$work/corpus.log"; then
+  echo "corpus outputs through the driver differ from the expected files" >&2
+  exit 1
+fi
+echo "corpus through the driver: $(wc -l < "$work/corpus.log") kernels pass their checks"

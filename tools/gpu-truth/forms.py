@@ -1,0 +1,285 @@
+"""The instruction forms gpu-truth records, each a kernel and its inputs.
+
+A form is one PTX instruction (or one `mma`, one `atom`) run on many inputs, one input set a
+thread. Every form's kernel has the same parameters: three input buffers, one output buffer,
+and the thread count; a thread reads its operands at its index and writes its result there.
+The inputs are fixed (a seeded generator), so a recording says which inputs it had and a later
+run, on a GPU or on ptxjit, uses the same ones.
+
+Register widths: 16-bit halves in `.b16`, pairs (`x2`) and f32 in `.b32`.
+"""
+
+import numpy as np
+
+PTX_HEADER = ".version 8.5\n.target sm_90\n.address_size 64\n"
+
+# Half formats: bits of 1.0, the smallest normal, infinity; and the NaN payloads to probe
+# (0x7FFF canonical, 0x7FF7 the OOB-NaN of `.oob`, quiet and signalling others, both signs).
+F16 = dict(one=0x3C00, min_normal=0x0400, inf=0x7C00, nans=[0x7E00, 0x7C01, 0x7FFF, 0x7FF7, 0xFE00, 0xFFF7, 0x7D55])
+BF16 = dict(one=0x3F80, min_normal=0x0080, inf=0x7F80, nans=[0x7FC0, 0x7F81, 0x7FFF, 0x7FF7, 0xFFC0, 0xFFF7, 0x7FA5])
+
+
+def half_specials(f):
+    """Special values of a half format, both signs: zeros, subnormals, the normal range's
+    ends, values around one, infinities and NaNs."""
+    one, mn, inf = f["one"], f["min_normal"], f["inf"]
+    mags = [0, 1, 2, mn - 1, mn, mn + 1, one - 1, one, one + 1, one + 0x100, inf - 1, inf]
+    vals = [m | s for m in mags for s in (0, 0x8000)]
+    return np.array(vals + f["nans"], dtype=np.uint16)
+
+
+def f32_specials():
+    """f32 specials: zeros, subnormals, normal range ends, around one, infinities, NaNs."""
+    mags = [0, 1, 0x007FFFFF, 0x00800000, 0x3F7FFFFF, 0x3F800000, 0x3F800001,
+            0x40490FDB, 0x7F7FFFFF, 0x7F800000, 0x7FC00000, 0x7F800001, 0x7FFFFFFF]
+    vals = [m | s for m in mags for s in (0, 0x80000000)]
+    return np.array(vals, dtype=np.uint32)
+
+
+def rng(name):
+    """A generator seeded by the form's name: the same inputs on every machine."""
+    seed = int.from_bytes(name.encode()[:16].ljust(16, b"\0"), "little") % (2**63)
+    return np.random.default_rng(seed)
+
+
+def pairs_of(values, other, n):
+    """`n` operand pairs: every special with every special, then random ones."""
+    a, b = np.meshgrid(values, values, indexing="ij")
+    a, b = a.ravel(), b.ravel()
+    extra = max(0, n - a.size)
+    return np.concatenate([a, other(extra)]), np.concatenate([b, other(extra)])
+
+
+class Form:
+    """One recorded form: its name (the PTX instruction), kernel text (`kernel(body)`, or
+    `ptx` itself), inputs (three arrays of `in_dtype`, unused ones zero), the thread count
+    (one a first input, unless given), and the output: `out_items` of `out_dtype` a thread."""
+
+    def __init__(self, name, body, in_dtype, out_dtype, inputs, threads=None, ptx=None, out_items=1):
+        self.name = name
+        self.in_dtype = np.dtype(in_dtype)
+        self.out_dtype = np.dtype(out_dtype)
+        self.inputs = [np.ascontiguousarray(x, dtype=self.in_dtype) for x in inputs]
+        while len(self.inputs) < 3:
+            self.inputs.append(np.zeros_like(self.inputs[0]))
+        self.threads = threads if threads is not None else self.inputs[0].size
+        self.block = 128
+        self.out_items = out_items
+        self.ptx = ptx or kernel(body, self.in_dtype.itemsize, self.out_dtype.itemsize)
+
+
+def kernel(body, in_size, out_size):
+    """The common kernel: thread i loads %a, %b, %c (`in_size` bytes each) at index i, runs
+    `body` (which writes %d), stores %d (`out_size` bytes) at index i."""
+    reg = {2: "b16", 4: "b32", 8: "b64"}
+    ld = {2: "u16", 4: "u32", 8: "u64"}
+    return (
+        PTX_HEADER
+        + ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd, .param .u32 n)\n{\n"
+        + f".reg .{reg[in_size]} %a, %b, %c;\n.reg .{reg[out_size]} %d;\n"
+        + ".reg .b32 %i, %n, %t0, %t1;\n.reg .b64 %o, %q, %x<4>;\n.reg .pred %p;\n.reg .f32 %f<4>;\n"
+        + ".reg .b16 %h<4>;\n"
+        + "ld.param.u32 %n, [n];\nmov.u32 %t0, %ctaid.x;\nmov.u32 %t1, %ntid.x;\nmov.u32 %i, %tid.x;\n"
+        + "mad.lo.u32 %i, %t0, %t1, %i;\nsetp.ge.u32 %p, %i, %n;\n@%p bra DONE;\n"
+        + f"mul.wide.u32 %o, %i, {in_size};\n"
+        + "".join(
+            f"ld.param.u64 %x{k}, [p{x}];\ncvta.to.global.u64 %x{k}, %x{k};\nadd.s64 %x{k}, %x{k}, %o;\n"
+            f"ld.global.{ld[in_size]} %{x}, [%x{k}];\n"
+            for k, x in enumerate("abc")
+        )
+        + body
+        + f"\nmul.wide.u32 %q, %i, {out_size};\nld.param.u64 %x3, [pd];\ncvta.to.global.u64 %x3, %x3;\n"
+        + f"add.s64 %x3, %x3, %q;\nst.global.{ld[out_size]} [%x3], %d;\nDONE:\nret;\n}}\n"
+    )
+
+
+def every_half():
+    """All 65,536 bit patterns of a half, one a thread."""
+    return np.arange(65536, dtype=np.uint16)
+
+
+def every_half_in_both_lanes():
+    """65,536 pairs with every half in the low lane once and in the high lane once."""
+    lo = np.arange(65536, dtype=np.uint32)
+    hi = (lo + 0x8000) & 0xFFFF
+    return lo | (hi << 16)
+
+
+def random_halves(name):
+    r = rng(name)
+    return lambda n: r.integers(0, 65536, n, dtype=np.uint32).astype(np.uint16)
+
+
+def pack(lo, hi):
+    return lo.astype(np.uint32) | (hi.astype(np.uint32) << 16)
+
+
+def half_unary_forms():
+    forms = []
+    ops = [("neg", ["", ".ftz"], ["f16"]), ("abs", ["", ".ftz"], ["f16"]), ("neg", [""], ["bf16"]),
+           ("abs", [""], ["bf16"]), ("tanh.approx", [""], ["f16", "bf16"]),
+           ("ex2.approx", [""], ["f16"]), ("ex2.approx", [".ftz"], ["bf16"])]
+    for op, mods, types in ops:
+        for mod in mods:
+            for ty in types:
+                forms.append(Form(f"{op}{mod}.{ty}", f"{op}{mod}.{ty} %d, %a;", np.uint16, np.uint16,
+                                  [every_half()]))
+                forms.append(Form(f"{op}{mod}.{ty}x2", f"{op}{mod}.{ty}x2 %d, %a;", np.uint32, np.uint32,
+                                  [every_half_in_both_lanes()]))
+    # Conversions from halves: to f32 (bits), to integers (each rounding).
+    forms.append(Form("cvt.f32.f16", "cvt.f32.f16 %f0, %a;\nmov.b32 %d, %f0;", np.uint16, np.uint32, [every_half()]))
+    forms.append(Form("cvt.f32.bf16", "cvt.f32.bf16 %f0, %a;\nmov.b32 %d, %f0;", np.uint16, np.uint32, [every_half()]))
+    for rnd in ["rni", "rzi", "rmi", "rpi"]:
+        forms.append(Form(f"cvt.{rnd}.s32.f16", f"cvt.{rnd}.s32.f16 %d, %a;", np.uint16, np.uint32, [every_half()]))
+    forms.append(Form("cvt.rzi.u16.f16", "cvt.rzi.u16.f16 %h0, %a;\ncvt.u32.u16 %d, %h0;", np.uint16, np.uint32,
+                      [every_half()]))
+    return forms
+
+
+def half_binary_forms(samples):
+    forms = []
+    fmts = {"f16": F16, "bf16": BF16}
+
+    def add(name, nsrc, ty):
+        base = "bf16" if ty.startswith("bf16") else "f16"
+        spec = half_specials(fmts[base])
+        other = random_halves(name)
+        if nsrc == 2:
+            a, b = pairs_of(spec, other, samples)
+            c = np.zeros_like(a)
+        else:
+            a, b = pairs_of(spec, other, samples)
+            # c: the specials again, shifted so that each (a, b) meets several of them.
+            c = np.concatenate([np.roll(np.resize(spec, spec.size * spec.size), k) for k in [3]])
+            c = np.concatenate([c, other(a.size - c.size)])
+        operands = "%a, %b" if nsrc == 2 else "%a, %b, %c"
+        if ty.endswith("x2"):
+            n = a.size // 2
+            ins = [pack(x[:n], x[n : 2 * n]) for x in (a, b, c)]
+            forms.append(Form(name, f"{name} %d, {operands};", np.uint32, np.uint32, ins))
+        else:
+            forms.append(Form(name, f"{name} %d, {operands};", np.uint16, np.uint16, [a, b, c]))
+
+    for ty in ["f16", "f16x2"]:
+        for op in ["add", "sub", "mul"]:
+            for mods in ["", ".ftz", ".sat", ".ftz.sat"]:
+                add(f"{op}.rn{mods}.{ty}", 2, ty)
+        for mods in ["", ".ftz", ".sat", ".ftz.sat", ".relu", ".ftz.relu", ".oob", ".oob.relu"]:
+            add(f"fma.rn{mods}.{ty}", 3, ty)
+        for mods in ["", ".ftz", ".NaN", ".ftz.NaN", ".xorsign.abs", ".NaN.xorsign.abs"]:
+            for op in ["min", "max"]:
+                add(f"{op}{mods}.{ty}", 2, ty)
+    for ty in ["bf16", "bf16x2"]:
+        for op in ["add", "sub", "mul"]:
+            add(f"{op}.rn.{ty}", 2, ty)
+        for mods in ["", ".relu", ".oob", ".oob.relu"]:
+            add(f"fma.rn{mods}.{ty}", 3, ty)
+        for mods in ["", ".NaN", ".xorsign.abs", ".NaN.xorsign.abs"]:
+            for op in ["min", "max"]:
+                add(f"{op}{mods}.{ty}", 2, ty)
+    return forms
+
+
+def f32_dense(name, samples):
+    """f32 inputs: the specials, every exponent with many mantissas (both signs), random."""
+    r = rng(name)
+    exps = np.arange(256, dtype=np.uint32)
+    mants = r.integers(0, 1 << 23, (256, 24), dtype=np.uint32)
+    mants[:, 0] = 0
+    mants[:, 1] = (1 << 23) - 1
+    dense = ((exps[:, None] << 23) | mants).ravel()
+    dense = np.concatenate([dense, dense | 0x80000000])
+    rand = r.integers(0, 1 << 32, max(0, samples - dense.size), dtype=np.uint64).astype(np.uint32)
+    return np.concatenate([f32_specials(), dense, rand])
+
+
+def f32_forms(samples):
+    forms = []
+    for op in ["ex2.approx", "lg2.approx", "sin.approx", "cos.approx", "rsqrt.approx", "rcp.approx"]:
+        for mod in ["", ".ftz"]:
+            name = f"{op}{mod}.f32"
+            body = f"mov.b32 %f0, %a;\n{name} %f1, %f0;\nmov.b32 %d, %f1;"
+            forms.append(Form(name, body, np.uint32, np.uint32, [f32_dense(name, samples)]))
+    name = "tanh.approx.f32"
+    forms.append(Form(name, f"mov.b32 %f0, %a;\n{name} %f1, %f0;\nmov.b32 %d, %f1;", np.uint32, np.uint32,
+                      [f32_dense(name, samples)]))
+    for name in ["div.full.f32", "div.full.ftz.f32", "div.approx.f32"]:
+        r = rng(name)
+        a, b = pairs_of(f32_specials(), lambda n: r.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32),
+                        samples)
+        body = f"mov.b32 %f0, %a;\nmov.b32 %f1, %b;\n{name} %f2, %f0, %f1;\nmov.b32 %d, %f2;"
+        forms.append(Form(name, body, np.uint32, np.uint32, [a, b]))
+    # Conversions to halves from f32 (NaN payloads, rounding, saturation), one a thread.
+    for name in ["cvt.rn.f16.f32", "cvt.rz.f16.f32", "cvt.rn.relu.f16.f32", "cvt.rn.bf16.f32",
+                 "cvt.rz.bf16.f32", "cvt.rn.satfinite.bf16.f32"]:
+        body = f"mov.b32 %f0, %a;\n{name} %h0, %f0;\ncvt.u32.u16 %d, %h0;"
+        forms.append(Form(name, body, np.uint32, np.uint32, [f32_dense(name, samples)]))
+    # atom.add.f32: each thread adds b to its own word holding a; the word afterwards.
+    name = "atom.global.add.f32"
+    r = rng(name)
+    a, b = pairs_of(f32_specials(), lambda n: r.integers(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32), samples)
+    body = ("mov.b32 %f1, %b;\natom.global.add.f32 %f2, [%x0], %f1;\n"
+            "ld.global.u32 %d, [%x0];")
+    forms.append(Form(name, body, np.uint32, np.uint32, [a, b]))
+    return forms
+
+
+def mma_forms(warps):
+    """`mma.sync` m16n8k16 on random operands whose exponents spread widely, so that the
+    order and precision of the accumulation show. Each thread reads its own fragment
+    registers (eight 32-bit words at 8 × index: a0..a3, b0, b1, then c is read from the
+    third buffer) and writes its four results: the fragment layout does not matter here."""
+    forms = []
+    for ab, cd, shape in [("f16", "f32", "m16n8k16"), ("bf16", "f32", "m16n8k16"), ("f16", "f16", "m16n8k16")]:
+        name = f"mma.sync.aligned.{shape}.row.col.{cd}.{ab}.{ab}.{cd}"
+        r = rng(name)
+        threads = warps * 32
+        bias = 15 if ab == "f16" else 127
+        mbits = 10 if ab == "f16" else 7
+        # a half with a random sign, a random mantissa and an exponent in one of two bands
+        # far apart, so that sums of products cancel and mix scales.
+        e = np.where(r.random(threads * 12) < 0.5, r.integers(bias - 6, bias + 6, threads * 12),
+                     r.integers(bias - 14, bias - 8, threads * 12))
+        halves = ((r.integers(0, 2, threads * 12) << 15) | (e << mbits) |
+                  r.integers(0, 1 << mbits, threads * 12)).astype(np.uint32)
+        words = halves[0::2] | (halves[1::2] << 16)
+        frag = words[: threads * 6].reshape(threads, 6)
+        ins_a = np.zeros((threads, 8), dtype=np.uint32)
+        ins_a[:, :6] = frag
+        if cd == "f32":
+            c = r.standard_normal((threads, 8)).astype(np.float32).view(np.uint32)
+            c[:, 4:] = 0
+            regs = ".reg .f32 %cd<4>, %dd<4>;"
+            creg = "{%cd0, %cd1, %cd2, %cd3}"
+            dreg = "{%dd0, %dd1, %dd2, %dd3}"
+            loads_c = "".join(f"ld.global.f32 %cd{j}, [%x2+{4 * j}];\n" for j in range(4))
+            stores = "".join(f"st.global.f32 [%x3+{4 * j}], %dd{j};\n" for j in range(4))
+        else:
+            c = np.zeros((threads, 8), dtype=np.uint32)
+            c[:, :2] = r.integers(0x3000, 0x4000, (threads, 2)) | (r.integers(0x3000, 0x4000, (threads, 2)) << 16)
+            regs = ".reg .b32 %cd<2>, %dd<2>;"
+            creg = "{%cd0, %cd1}"
+            dreg = "{%dd0, %dd1}"
+            loads_c = "".join(f"ld.global.b32 %cd{j}, [%x2+{4 * j}];\n" for j in range(2))
+            stores = "".join(f"st.global.b32 [%x3+{4 * j}], %dd{j};\n" for j in range(2))
+        ptx = (
+            PTX_HEADER
+            + ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd, .param .u32 n)\n{\n"
+            + ".reg .b32 %i, %t0, %t1, %a<4>, %b<2>;\n.reg .b64 %o, %x<4>;\n" + regs + "\n"
+            + "mov.u32 %t0, %ctaid.x;\nmov.u32 %t1, %ntid.x;\nmov.u32 %i, %tid.x;\nmad.lo.u32 %i, %t0, %t1, %i;\n"
+            + "mul.wide.u32 %o, %i, 32;\n"
+            + "".join(f"ld.param.u64 %x{k}, [p{x}];\ncvta.to.global.u64 %x{k}, %x{k};\nadd.s64 %x{k}, %x{k}, %o;\n"
+                      for k, x in [(0, "a"), (2, "c"), (3, "d")])
+            + "".join(f"ld.global.b32 %a{j}, [%x0+{4 * j}];\n" for j in range(4))
+            + "".join(f"ld.global.b32 %b{j}, [%x0+{16 + 4 * j}];\n" for j in range(2))
+            + loads_c
+            + f"{name} {dreg}, {{%a0, %a1, %a2, %a3}}, {{%b0, %b1}}, {creg};\n"
+            + stores + "ret;\n}\n"
+        )
+        ins = [ins_a.ravel(), np.zeros(threads * 8, dtype=np.uint32), c.ravel()]
+        forms.append(Form(name, None, np.uint32, np.uint32, ins, threads=threads, ptx=ptx, out_items=8))
+    return forms
+
+
+def all_forms(samples=8192, warps=64):
+    return half_unary_forms() + half_binary_forms(samples) + f32_forms(samples) + mma_forms(warps)
