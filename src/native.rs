@@ -238,8 +238,7 @@ mod x86 {
     }
 
     /// The lanes of `hazard` (a bit a half) recomputed by the exact fma: those where the f32
-    /// fma was inexact and landed on a midpoint of the half format. (Rare: out of line, so
-    /// that the vector code around it keeps its registers.)
+    /// fma was inexact and landed on a midpoint of the half format.
     fn exact_fma_lanes<const N: usize>(m: Mode, h: &mut [u16; N], x: [[u16; N]; 3], hazard: u32) {
         let exact = if m.bf16 {
             crate::semantics::half::fma_bf16

@@ -24,7 +24,6 @@ usage: gpu_truth.py record OUT_DIR [--only SUBSTRING] [--samples N]
 """
 
 import argparse
-import ctypes
 import datetime
 import gzip
 import hashlib
