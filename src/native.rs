@@ -550,15 +550,15 @@ impl GroupHelpers {
 /// never assumed from the build machine); the JIT calls the first.
 #[cfg(target_arch = "x86_64")]
 pub fn group_helpers() -> Vec<GroupHelpers> {
-    // One instance of `$f::<CODE>` for each operation code.
+    // One instance of `group::<CODE, AVX512>` for each operation code.
     macro_rules! table {
-        ($f:ident: $($i:literal)*) => { [$($f::<{ code_at($i) }> as GroupHelper),*] };
+        ($wide:literal: $($i:literal)*) => { [$(group::<{ code_at($i) }, $wide> as GroupHelper),*] };
     }
     macro_rules! every_code {
-        ($f:ident) => {
-            table!($f: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27
-                28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54
-                55 56 57 58 59 60 61 62 63)
+        ($wide:literal) => {
+            table!($wide: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26
+                27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53
+                54 55 56 57 58 59 60 61 62 63)
         };
     }
     let mut all = Vec::new();
@@ -569,20 +569,22 @@ pub fn group_helpers() -> Vec<GroupHelpers> {
     {
         all.push(GroupHelpers {
             name: "avx512",
-            table: every_code!(group_avx512),
+            table: every_code!(true),
         });
     }
     if available() {
         all.push(GroupHelpers {
             name: "avx2",
-            table: every_code!(group_avx2),
+            table: every_code!(false),
         });
     }
     all
 }
 
+/// The group helper for operation `CODE`: sixteen halves a step with AVX-512, else eight
+/// with AVX2.
 #[cfg(target_arch = "x86_64")]
-extern "C" fn group_avx512<const CODE: u32>(
+extern "C" fn group<const CODE: u32, const AVX512: bool>(
     dst: *mut u16,
     a: *const u16,
     b: *const u16,
@@ -590,22 +592,16 @@ extern "C" fn group_avx512<const CODE: u32>(
     halves: u32,
     uniform: u32,
 ) {
+    let (x, halves) = ([a, b, c], halves as usize);
     // SAFETY: the JIT passes `halves` halves (or a uniform value) at each pointer, and calls
-    // this only on a CPU `group_helpers` found AVX-512 on.
-    unsafe { x86::group16::<CODE>(dst, [a, b, c], halves as usize, uniform) }
-}
-
-#[cfg(target_arch = "x86_64")]
-extern "C" fn group_avx2<const CODE: u32>(
-    dst: *mut u16,
-    a: *const u16,
-    b: *const u16,
-    c: *const u16,
-    halves: u32,
-    uniform: u32,
-) {
-    // SAFETY: as in `group_avx512`, on a CPU with AVX2, F16C and FMA.
-    unsafe { x86::group8::<CODE>(dst, [a, b, c], halves as usize, uniform) }
+    // this only on a CPU on which `group_helpers` found what this instance uses.
+    unsafe {
+        if AVX512 {
+            x86::group16::<CODE>(dst, x, halves, uniform)
+        } else {
+            x86::group8::<CODE>(dst, x, halves, uniform)
+        }
+    }
 }
 
 /// Whether `p + c` is exact in f32 (TwoSum's error term is zero). With `p` an exact product

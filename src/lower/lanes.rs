@@ -163,7 +163,7 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
 
 /// Translation state of the group code.
 pub(super) struct Lanes {
-    /// Each register's vectors over the lanes (none for a uniform register).
+    /// Each register's vectors over the lanes (none for a uniform or a derived register).
     pub(super) vectors: Vec<Vec<Variable>>,
     /// What the one-thread lowering sees as each register in the group code: a uniform
     /// register's one variable, or a scalar that holds one lane's value while an instruction
@@ -220,28 +220,28 @@ impl Lanes {
             .iter()
             .map(|r| b.declare_var(r.ty.ir_type()))
             .collect();
+        let live = super::liveness::analyze(f);
+        let strides = super::affine::lane_strides(f, &uniform, live.at(0));
+        // (A uniform register has no stride: `lane_strides` gives strides of varying ones.)
+        let derived: Vec<bool> = f
+            .regs
+            .iter()
+            .zip(&strides)
+            .map(|(r, s)| s.is_some() && r.ty.bits() == 32)
+            .collect();
         let vectors = f
             .regs
             .iter()
-            .zip(&uniform)
-            .map(|(r, &u)| {
+            .zip(uniform.iter().zip(&derived))
+            .map(|(r, (&u, &d))| {
                 let vt = vector_of(r.ty.ir_type()).expect("eligible");
-                let n = if u {
+                let n = if u || d {
                     0
                 } else {
                     LANES / vt.lane_count() as usize
                 };
                 (0..n).map(|_| b.declare_var(vt)).collect()
             })
-            .collect();
-        let live = super::liveness::analyze(f);
-        let strides = super::affine::lane_strides(f, &uniform, live.at(0));
-        let derived = f
-            .regs
-            .iter()
-            .zip(&strides)
-            .zip(&uniform)
-            .map(|((r, s), &u)| s.is_some() && !u && r.ty.bits() == 32)
             .collect();
         let in_range = f
             .regs

@@ -148,6 +148,8 @@ impl Translator<'_, '_> {
             unreachable!("checked by v_dst_ok")
         };
         let vars = self.lanes.as_ref().expect("grouped").vectors[*r as usize].clone();
+        // (A derived register's instructions never get here: `group_instruction`.)
+        assert_eq!(vars.len(), v.len(), "a register with vectors of its own");
         for (var, v) in vars.into_iter().zip(v) {
             self.b.def_var(var, v);
         }
