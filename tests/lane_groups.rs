@@ -205,11 +205,20 @@ fn half_arithmetic_of_a_group_matches_one_thread_at_a_time() {
     .replace(".reg .b64 %rd<4>;", ".reg .b64 %rd<4>;\n.reg .b16 %rs<4>;");
     // One-thread code is checked against the reference form by form (half_ops.rs); here the
     // group code (one helper call for the group's halves, a uniform operand passed as one
-    // value) must give its bits.
-    let off = run(&ptx, LaneGroups::Off, 64, [256, 1, 1], 0);
-    let groups = run(&ptx, LaneGroups::Always, 64, [256, 1, 1], 0);
-    assert_eq!(groups, off);
-    assert!(off.iter().any(|&v| v != 0));
+    // value) must give its bits: in groups of 32 lanes, and of 16 (where nine instructions
+    // without a vector form, which run lane by lane, come first).
+    let lane_by_lane = "cvt.u64.u32 %rd2, %r4;\n".repeat(9);
+    let sixteen = ptx.replacen(
+        "mul.lo.u32 %r5",
+        &format!("{lane_by_lane}mul.lo.u32 %r5"),
+        1,
+    );
+    for ptx in [ptx, sixteen] {
+        let off = run(&ptx, LaneGroups::Off, 64, [256, 1, 1], 0);
+        let groups = run(&ptx, LaneGroups::Always, 64, [256, 1, 1], 0);
+        assert_eq!(groups, off);
+        assert!(off.iter().any(|&v| v != 0));
+    }
 }
 
 #[test]

@@ -1,9 +1,10 @@
-//! Lane groups: a plain kernel runs its threads [`LANES`] at a time, as SIMD code.
+//! Lane groups: a plain kernel runs its threads 16 or 32 at a time ([`width`]), as SIMD code.
 //!
 //! Why: a thread's code is mostly a chain of dependent operations, so running one thread
 //! after another leaves most of the CPU idle. Here every PTX register that varies by thread is
-//! a set of Cranelift vectors over the group's lanes (`LANES / lanes a vector` of them: one
-//! `i8x16` predicate, four `i32x4` for a 32-bit register, eight `i64x2` for a 64-bit one), and
+//! a set of Cranelift vectors over the group's lanes (`width / lanes a vector` of them: for
+//! 16 lanes one `i8x16` predicate, four `i32x4` for a 32-bit register, eight `i64x2` for a
+//! 64-bit one), and
 //! a register that holds the same value in every lane (`uniform_registers`) is one scalar.
 //! Instructions with a vector form (`simd`) compute all lanes at once; any other instruction
 //! runs lane by lane: each lane's operands are loaded from the vectors (stored to the stack),
@@ -17,7 +18,7 @@
 //! the next group starts. So divergence costs a spill and scalar speed, never correctness.
 //!
 //! Used for `.entry` kernels without synchronization points, calls or per-thread memory
-//! (`.local`), when `ntid.x` is a multiple of [`LANES`] (checked at launch: other blocks run
+//! (`.local`), when `ntid.x` is a multiple of the [`width`] (checked at launch: other blocks run
 //! the one-thread loop). The lanes of a group share `%tid.y` and `%tid.z`.
 
 use std::collections::HashMap;
@@ -33,8 +34,32 @@ use crate::frontend::ast::{FunctionKind, StateSpace};
 use crate::frontend::checked::{self, Arg, Function, Op};
 use crate::frontend::scopes::MAX_REGISTERS;
 
-/// Threads per group: one `i8x16` holds a predicate; a 32-bit register is four `i32x4`.
-pub const LANES: usize = 16;
+/// Kernels with at most this many instructions that run lane by lane get 32 threads a
+/// group, others 16.
+///
+/// Why: a group helper's call on 32 lanes has twice the independent work (the fma chains
+/// gain 1.3–1.7×), and a loop's fixed costs (range checks, the back-edge's compare, the
+/// call) are paid once for twice the lanes; but an instruction without a vector form is
+/// emitted once a lane, so a kernel of many such takes twice as long to compile at 32
+/// (Triton's `add`: 58 → 134 ms), where the second tier must repay its compile quickly.
+const FEW_LANE_BY_LANE: usize = 8;
+
+/// Threads per group for `f`: 16 or 32 (a predicate is one `i8x16` per 16 lanes; a 32-bit
+/// register is four `i32x4` per 16 lanes).
+pub fn width(f: &Function) -> usize {
+    let uniform = uniform_registers(f);
+    let lane_by_lane = f
+        .body
+        .iter()
+        .flatten()
+        .filter(|i| !group_wide(i, &uniform) && !super::simd::may_have_vector_form(i))
+        .count();
+    if lane_by_lane <= FEW_LANE_BY_LANE {
+        32
+    } else {
+        16
+    }
+}
 
 /// The vector type that holds lanes of scalar type `t`, if Cranelift has one.
 pub(super) fn vector_of(t: Type) -> Option<Type> {
@@ -61,11 +86,18 @@ const FRAMES: i32 = 32;
 /// lane for each would fit the register bound of one function (see `MAX_REGISTERS`).
 pub fn eligible(f: &Function) -> bool {
     f.kind == FunctionKind::Entry
-        && f.regs.len() * LANES <= MAX_REGISTERS
+        && f.regs.len() * width(f) <= MAX_REGISTERS
         && f.regs.iter().all(|r| vector_of(r.ty.ir_type()).is_some())
         && !super::sync::is_cooperative(f)
         && f.vars.iter().all(|v| v.space == StateSpace::Shared)
         && f.body.iter().flatten().all(|i| i.op != Op::Call)
+}
+
+/// Whether `inst` writes only registers that are `uniform` (`uniform_registers`): a value the
+/// same in every lane, computed once a group.
+fn group_wide(inst: &checked::Inst, uniform: &[bool]) -> bool {
+    let defs = super::liveness::destinations(inst);
+    !defs.is_empty() && defs.iter().all(|&d| uniform[d as usize])
 }
 
 /// Whether the instruction ends control flow for the lanes whose guard holds.
@@ -184,7 +216,9 @@ pub(super) struct Lanes {
     /// stride as 64-bit integers in this group (false where a widening crossed the end of
     /// the 32-bit range between lanes).
     pub(super) in_range: Vec<Option<Variable>>,
-    /// The group's first thread: the lanes are x + 0..LANES, y, z.
+    /// Threads in the group ([`width`]).
+    pub(super) width: usize,
+    /// The group's first thread: the lanes are x + 0..width, y, z.
     pub(super) first: [Variable; 3],
     /// The thread id the one-thread lowering sees (one lane's while it runs lane by lane).
     tid: [Variable; 3],
@@ -215,6 +249,7 @@ impl Lanes {
         scalar: &HashMap<usize, Block>,
     ) -> Lanes {
         let uniform = uniform_registers(f);
+        let width = width(f);
         let scalars = f
             .regs
             .iter()
@@ -238,7 +273,7 @@ impl Lanes {
                 let n = if u || d {
                     0
                 } else {
-                    LANES / vt.lane_count() as usize
+                    width / vt.lane_count() as usize
                 };
                 (0..n).map(|_| b.declare_var(vt)).collect()
             })
@@ -255,7 +290,7 @@ impl Lanes {
         let frame_bytes = end.max(8);
         let area = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
-            FRAMES as u32 + LANES as u32 * frame_bytes as u32,
+            FRAMES as u32 + width as u32 * frame_bytes as u32,
             4,
         ));
         let most_touched = f
@@ -267,7 +302,7 @@ impl Lanes {
             .unwrap_or(0);
         let spill = b.create_sized_stack_slot(StackSlotData::new(
             StackSlotKind::ExplicitSlot,
-            (most_touched.max(4) * LANES * 8) as u32,
+            (most_touched.max(4) * width * 8) as u32,
             4, // 16-byte aligned (2^4): the group helper reads it in 16-byte loads
         ));
         let mut labels = HashMap::new();
@@ -276,6 +311,7 @@ impl Lanes {
         }
         labels.entry(0).or_insert_with(|| b.create_block());
         Lanes {
+            width,
             vectors,
             scalars,
             uniform,
@@ -299,16 +335,19 @@ impl Lanes {
 
 impl Translator<'_, '_> {
     /// In the entry block: no lane is pending; to `groups` if the block's `ntid.x` is a
-    /// multiple of [`LANES`], else to `one_thread`.
+    /// multiple of the group's width, else to `one_thread`.
     pub(super) fn choose_groups(&mut self, groups: Block, one_thread: Block) {
-        let area = self.lanes.as_ref().expect("grouped").area;
+        let (area, width) = {
+            let lanes = self.lanes.as_ref().expect("grouped");
+            (lanes.area, lanes.width)
+        };
         let none = self.b.ins().iconst(types::I32, -1);
         self.b.ins().stack_store(types::I64, none, area, RESUME);
         let nx = self
             .b
             .ins()
             .load(types::I32, invariant(), self.ctx, ctx::NTID);
-        let rest = self.b.ins().band_imm_u(nx, LANES as i64 - 1);
+        let rest = self.b.ins().band_imm_u(nx, width as i64 - 1);
         self.b.ins().brif(rest, one_thread, &[], groups, &[]);
     }
 
@@ -316,7 +355,7 @@ impl Translator<'_, '_> {
     pub(super) fn lower_groups(&mut self, start: Block) -> LResult {
         let body = self.func.body.as_ref().expect("defined");
         let lanes = self.lanes.as_ref().expect("grouped");
-        let (area, next_group) = (lanes.area, lanes.next_group);
+        let (area, next_group, width) = (lanes.area, lanes.next_group, lanes.width);
         let body_start = lanes.labels[&0];
         let entry_live: Vec<u32> = lanes.live.at(0).to_vec();
 
@@ -373,7 +412,8 @@ impl Translator<'_, '_> {
             self.b.ins().jump(next_group, &[]);
         }
 
-        // Next group: x advances by LANES, then y, then z; after the last, the block is done.
+        // Next group: x advances by the width, then y, then z; after the last, the block is
+        // done.
         self.b.switch_to_block(next_group);
         let flags = invariant();
         for d in 0..3 {
@@ -385,7 +425,7 @@ impl Translator<'_, '_> {
                 .b
                 .ins()
                 .stack_load(types::I64, types::I32, area, BASE + 4 * d);
-            let step = if d == 0 { LANES as i64 } else { 1 };
+            let step = if d == 0 { width as i64 } else { 1 };
             let next = self.b.ins().iadd_imm_s(cur, step);
             let more = self
                 .b
@@ -487,12 +527,22 @@ impl Translator<'_, '_> {
                 let to = target(self)?;
                 // Which lanes take it, as a bit mask (lanes are 0/1: negated, 0/-1, whose
                 // high bits make the mask).
-                let p = self.lanes.as_ref().expect("grouped").vectors[g.reg as usize][0];
-                let p = self.b.use_var(p);
-                let set = self.b.ins().ineg(p);
-                let mut mask = self.b.ins().vhigh_bits(types::I32, set);
+                let p = self.lanes.as_ref().expect("grouped").vectors[g.reg as usize].clone();
+                let mut mask = None;
+                for (c, p) in p.into_iter().enumerate() {
+                    let p = self.b.use_var(p);
+                    let set = self.b.ins().ineg(p);
+                    let bits = self.b.ins().vhigh_bits(types::I32, set);
+                    let bits = self.b.ins().ishl_imm_u(bits, 16 * c as i64);
+                    mask = Some(match mask {
+                        None => bits,
+                        Some(m) => self.b.ins().bor(m, bits),
+                    });
+                }
+                let mut mask = mask.expect("a predicate vector");
+                let every_lane = (1i64 << self.lanes.as_ref().expect("grouped").width) - 1;
                 if g.negated {
-                    mask = self.b.ins().bxor_imm_u(mask, (1 << LANES) - 1);
+                    mask = self.b.ins().bxor_imm_u(mask, every_lane);
                 }
                 let taken = match to {
                     Some(p) => self.lanes.as_ref().expect("grouped").labels[&p],
@@ -501,10 +551,10 @@ impl Translator<'_, '_> {
                 let cont = self.b.create_block();
                 let mixed = self.b.create_block();
                 let diverge = self.b.create_block();
-                let all =
-                    self.b
-                        .ins()
-                        .icmp_imm_u(ir::condcodes::IntCC::Equal, mask, (1 << LANES) - 1);
+                let all = self
+                    .b
+                    .ins()
+                    .icmp_imm_u(ir::condcodes::IntCC::Equal, mask, every_lane);
                 self.b.ins().brif(all, taken, &[], mixed, &[]);
                 self.b.seal_block(mixed);
                 self.b.switch_to_block(mixed);
@@ -561,12 +611,12 @@ impl Translator<'_, '_> {
             .iter()
             .map(|r| read.contains(r) || inst.guard.is_some())
             .collect();
-        let (first, tid, spill) = (lanes.first, lanes.tid, lanes.spill);
+        let (first, tid, spill, width) = (lanes.first, lanes.tid, lanes.spill, lanes.width);
         // Through memory: every vector stored once, each lane's values loaded as scalars, its
         // results stored in place, the vectors loaded back. (Extracting and inserting lanes
         // instead keeps the vectors live across all the lanes' code, which made the register
         // allocator's work grow far faster than the code.)
-        let region = |i: usize, k: usize, size: u32| (i * LANES * 8 + k * size as usize) as i32;
+        let region = |i: usize, k: usize, size: u32| (i * width * 8 + k * size as usize) as i32;
         for (i, &r) in touched.iter().enumerate().filter(|&(i, _)| needed[i]) {
             for (c, v) in self.lane_vectors(r).into_iter().enumerate() {
                 self.b
@@ -584,7 +634,7 @@ impl Translator<'_, '_> {
             })
             .collect();
         let lane_type = |t: &Self, r: u32| t.func.regs[r as usize].ty.ir_type();
-        for k in 0..LANES {
+        for k in 0..width {
             for (i, &r) in touched.iter().enumerate().filter(|&(i, _)| needed[i]) {
                 let ty = lane_type(self, r);
                 let off = region(i, k, ty.bytes());
@@ -643,6 +693,7 @@ impl Translator<'_, '_> {
         self.enter_scalars();
         r?;
         let lanes = self.lanes.as_ref().expect("grouped");
+        let width = lanes.width;
         let Some(flag) = lanes.in_range[d as usize] else {
             return Ok(());
         };
@@ -665,7 +716,7 @@ impl Translator<'_, '_> {
             } else {
                 self.b.ins().uextend(types::I64, x)
             };
-            let last = self.b.ins().iadd_imm_s(x, stride * (LANES as i64 - 1));
+            let last = self.b.ins().iadd_imm_s(x, stride * (width as i64 - 1));
             let (lo, hi) = if signed {
                 (i32::MIN as i64, i32::MAX as i64)
             } else {
@@ -698,7 +749,7 @@ impl Translator<'_, '_> {
             return self.b.ins().iadd_imm_s(x, stride * k as i64);
         }
         let vectors = &lanes.vectors[r as usize];
-        let per = LANES / vectors.len();
+        let per = lanes.width / vectors.len();
         let v = self.b.use_var(vectors[k / per]);
         self.b.ins().extractlane(v, (k % per) as u8)
     }
@@ -711,11 +762,11 @@ impl Translator<'_, '_> {
             let vars = lanes.vectors[r as usize].clone();
             return vars.into_iter().map(|v| self.b.use_var(v)).collect();
         }
-        let stride = lanes.strides[r as usize].expect("lane-affine");
+        let (stride, width) = (lanes.strides[r as usize].expect("lane-affine"), lanes.width);
         let x = self.b.use_var(lanes.scalars[r as usize]);
         let steps = [0, 1, 2, 3].map(|k| (stride * k) as u32 as u64);
         let steps = self.v_const(types::I32X4, &steps);
-        (0..LANES / 4)
+        (0..width / 4)
             .map(|c| {
                 let base = self.b.ins().iadd_imm_s(x, stride * 4 * c as i64);
                 let base = self.b.ins().splat(types::I32X4, base);
@@ -726,9 +777,7 @@ impl Translator<'_, '_> {
 
     /// Whether the instruction computes a group-wide value (no side effects): lowered once.
     fn is_uniform(&self, inst: &checked::Inst) -> bool {
-        let uniform = &self.lanes.as_ref().expect("grouped").uniform;
-        let defs = super::liveness::destinations(inst);
-        !defs.is_empty() && defs.iter().all(|&d| uniform[d as usize])
+        group_wide(inst, &self.lanes.as_ref().expect("grouped").uniform)
     }
 
     /// Swaps the group code's scalar registers and thread id with the one-thread code's, so
@@ -743,7 +792,7 @@ impl Translator<'_, '_> {
     /// `taken` (a position; `None` = the lane is finished) or `fallthrough`.
     fn diverge(&mut self, mask: ir::Value, taken: Option<usize>, fallthrough: usize) {
         let lanes = self.lanes.as_ref().expect("grouped");
-        let (area, frame_bytes) = (lanes.area, lanes.frame_bytes);
+        let (area, frame_bytes, width) = (lanes.area, lanes.frame_bytes, lanes.width);
         let mut live: Vec<u32> = lanes.live.at(fallthrough).to_vec();
         if let Some(t) = taken {
             live.extend_from_slice(lanes.live.at(t));
@@ -756,7 +805,7 @@ impl Translator<'_, '_> {
         let next_group = lanes.next_group;
         let site = lanes.resume_blocks.len();
         self.b.ins().stack_store(types::I64, mask, area, MASK);
-        for k in 0..LANES {
+        for k in 0..width {
             for &r in &live {
                 let v = self.lane_value(r, k);
                 let off = FRAMES + k as i32 * frame_bytes + slots[r as usize];
@@ -782,7 +831,7 @@ impl Translator<'_, '_> {
         let all_done = self
             .b
             .ins()
-            .icmp_imm_u(ir::condcodes::IntCC::Equal, k, LANES as i64);
+            .icmp_imm_u(ir::condcodes::IntCC::Equal, k, width as i64);
         let done = self.b.create_block();
         let run = self.b.create_block();
         self.b.ins().brif(all_done, done, &[], run, &[]);
@@ -831,5 +880,33 @@ impl Translator<'_, '_> {
                 self.b.ins().jump(scalar_fall, &[]);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    fn width_of(body: &str) -> usize {
+        let text = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+             mov.u32 %r1, %tid.x;\n{body}\nret;\n}}\n"
+        );
+        let m = crate::kernel::check_ptx("t.ptx", &text).expect("valid");
+        super::width(&m.functions[0])
+    }
+
+    #[test]
+    fn a_kernel_of_vector_forms_runs_32_lanes_a_group() {
+        assert_eq!(width_of(&"add.u32 %r2, %r1, 1;\n".repeat(40)), 32);
+    }
+
+    #[test]
+    fn a_kernel_of_many_lane_by_lane_instructions_runs_16_lanes_a_group() {
+        let few = "cvt.u64.u32 %rd1, %r1;\n".repeat(super::FEW_LANE_BY_LANE);
+        assert_eq!(width_of(&few), 32);
+        assert_eq!(width_of(&format!("{few}cvt.u64.u32 %rd1, %r1;")), 16);
+        // Uniform instructions are lowered once for the group, whatever their form.
+        let uniform = "cvt.u64.u32 %rd1, %r3;\n".repeat(20);
+        assert_eq!(width_of(&format!("mov.u32 %r3, %ntid.x;\n{uniform}")), 32);
     }
 }

@@ -12,7 +12,7 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Type, Value, types};
 
-use super::lanes::{LANES, vector_of};
+use super::lanes::vector_of;
 use super::{LResult, Translator};
 use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::{
@@ -22,6 +22,23 @@ use crate::types::PtxType;
 
 /// A register's value in every lane: its vectors, lanes 0.. first.
 type Wide = Vec<Value>;
+
+/// Whether `inst` may have a vector form (or be a branch, which the group code takes whole):
+/// the ops [`Translator::vector_form`] looks at, before it looks at types and operands. A
+/// coarse count for choosing a group's width (`lanes::width`), never a promise.
+pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
+    inst.guard.is_none()
+        && matches!(
+            inst.op,
+            Op::Mov(_)
+                | Op::Int { .. }
+                | Op::Setp { .. }
+                | Op::Float { .. }
+                | Op::Ld { vec: 1, .. }
+                | Op::St { vec: 1, .. }
+        )
+        || matches!(inst.op, Op::Bra | Op::Ret | Op::Exit)
+}
 
 impl Translator<'_, '_> {
     /// Lowers `inst` for the whole group with vectors, if it has a vector form here; returns
@@ -54,6 +71,11 @@ impl Translator<'_, '_> {
             Op::St { space, ty, vec: 1 } => self.v_access(inst, space, ty, &a[0], None),
             _ => Ok(false),
         }
+    }
+
+    /// Threads in the group.
+    fn width(&self) -> usize {
+        self.lanes.as_ref().expect("grouped").width
     }
 
     fn is_uniform_reg(&self, r: u32) -> bool {
@@ -98,7 +120,7 @@ impl Translator<'_, '_> {
     /// `arg` (accepted by [`v_src_ok`](Self::v_src_ok)) as a `ty` value in every lane.
     fn v_read(&mut self, arg: &Arg, ty: PtxType) -> LResult<Wide> {
         let vt = vector_of(ty.ir_type()).expect("checked");
-        let n = LANES / vt.lane_count() as usize;
+        let n = self.width() / vt.lane_count() as usize;
         match arg {
             Arg::Reg(r) if !self.is_uniform_reg(*r) => Ok(self.lane_vectors(*r)),
             Arg::Not(r) if !self.is_uniform_reg(*r) => {
@@ -373,14 +395,14 @@ impl Translator<'_, '_> {
             })
             .collect();
         // All-ones/zero lanes narrow with signed saturation, keeping all-ones/zero.
-        while masks.len() > 1 {
+        while masks.len() > self.width() / 16 {
             masks = masks
                 .chunks(2)
                 .map(|pair| self.b.ins().snarrow(pair[0], pair[1]))
                 .collect();
         }
-        let p = self.b.ins().ineg(masks[0]);
-        self.v_write(&a[0], vec![p]);
+        let p = masks.into_iter().map(|m| self.b.ins().ineg(m)).collect();
+        self.v_write(&a[0], p);
         Ok(true)
     }
 
@@ -398,11 +420,12 @@ impl Translator<'_, '_> {
             return Ok(false);
         };
         // Through the stack area of `lane_by_lane` (16-byte aligned, as the helper needs):
-        // the result at 0, the sources after it, each the group's 16 lanes (at most 64 bytes),
+        // the result at 0, the sources after it, each the group's lanes (4 bytes a lane at most),
         // or one 32-bit value where it is the same in every lane (a bit in `uniform`).
         let area = self.lanes.as_ref().expect("grouped").spill;
         let vt = vector_of(ty.ir_type()).expect("half");
-        let place = |operand: usize, chunk: usize| (operand * 64 + chunk * 16) as i32;
+        let width = self.width();
+        let place = |operand: usize, chunk: usize| (operand * width * 4 + chunk * 16) as i32;
         let mut pointers = Vec::new();
         let mut uniform = 0;
         for (i, arg) in a[1..=nsrc].iter().enumerate() {
@@ -431,14 +454,14 @@ impl Translator<'_, '_> {
             pointers.push(self.b.ins().stack_addr(types::I64, area, place(1 + i, 0)));
         }
         let dst = self.b.ins().stack_addr(types::I64, area, 0);
-        let halves = LANES as u32 * ty.size() / 2;
+        let halves = width as u32 * ty.size() / 2;
         let halves = self.b.ins().iconst(types::I32, halves as i64);
         let uniform = self.b.ins().iconst(types::I32, uniform);
         let mut args = vec![dst];
         args.extend(pointers);
         args.extend([halves, uniform]);
         self.b.ins().call(helper, &args);
-        let r = (0..LANES / vt.lane_count() as usize)
+        let r = (0..width / vt.lane_count() as usize)
             .map(|c| self.b.ins().stack_load(types::I64, vt, area, place(0, c)))
             .collect();
         self.v_write(&a[0], r);
@@ -552,7 +575,7 @@ impl Translator<'_, '_> {
             (first, self.b.ins().bxor_imm_u(apart, 1))
         };
         let ok = if self.confined {
-            let bytes = width * LANES as u32;
+            let bytes = width * self.width() as u32;
             let (ok, _) = self.accessible(first, space, bytes, width);
             self.b.ins().band(ok, together)
         } else {
@@ -571,7 +594,7 @@ impl Translator<'_, '_> {
         let flags = MemFlagsData::new();
         match stored {
             None => {
-                let n = LANES / vt.lane_count() as usize;
+                let n = self.width() / vt.lane_count() as usize;
                 let loaded = (0..n)
                     .map(|c| self.b.ins().load(vt, flags, first, 16 * c as i32))
                     .collect();
@@ -646,7 +669,7 @@ mod tests {
         ] {
             let vt = vector_of(t).expect("vector");
             assert_eq!(vt.bits(), 128);
-            assert_eq!(LANES % vt.lane_count() as usize, 0);
+            assert_eq!(16 % vt.lane_count() as usize, 0, "a group's 16 or 32 lanes");
         }
         assert!(vector_of(types::I128).is_none());
     }
