@@ -47,12 +47,16 @@ const FEW_LANE_BY_LANE: usize = 8;
 /// Threads per group for `f`: 16 or 32 (a predicate is one `i8x16` per 16 lanes; a 32-bit
 /// register is four `i32x4` per 16 lanes).
 pub fn width(f: &Function) -> usize {
-    let uniform = uniform_registers(f);
+    width_given(f, &uniform_registers(f))
+}
+
+/// [`width`], with `f`'s [`uniform_registers`] already found.
+fn width_given(f: &Function, uniform: &[bool]) -> usize {
     let lane_by_lane = f
         .body
         .iter()
         .flatten()
-        .filter(|i| !group_wide(i, &uniform) && !super::simd::may_have_vector_form(i))
+        .filter(|i| !group_wide(i, uniform) && !super::simd::may_have_vector_form(i))
         .count();
     if lane_by_lane <= FEW_LANE_BY_LANE {
         32
@@ -249,7 +253,7 @@ impl Lanes {
         scalar: &HashMap<usize, Block>,
     ) -> Lanes {
         let uniform = uniform_registers(f);
-        let width = width(f);
+        let width = width_given(f, &uniform);
         let scalars = f
             .regs
             .iter()
