@@ -342,6 +342,68 @@ fn comparison_vector_forms_match_one_thread_at_a_time() {
 }
 
 #[test]
+fn a_unit_stride_index_compared_with_a_uniform_value_matches_one_thread_at_a_time() {
+    // lane k = lane 0 + k (the thread index, also moved to cross the end of the signed and the
+    // unsigned range inside a group) against constants below, inside, at the edges of and
+    // above a group's values, on either side; each comparison a bit of the result.
+    let bases = [
+        (
+            "mov.u32 %r10, %r4;",
+            vec![0, 5, 31, 32, 33, 64, 100, 200, 255, 256, -1],
+        ),
+        (
+            "add.u32 %r10, %r4, 0x7FFFFFF8;",
+            vec![
+                0x7FFF_FFF8,
+                0x7FFF_FFFF,
+                -0x8000_0000,
+                -0x7FFF_FFF8,
+                -0x7FFF_FF00,
+                0,
+            ],
+        ),
+        (
+            "add.u32 %r10, %r4, 0xFFFFFFF8;",
+            vec![-8, -1, 0, 5, 0x100, 0x7FFF_FFFF],
+        ),
+    ];
+    let mut forms: Vec<(&str, &str)> = ["eq", "ne", "lt", "le", "gt", "ge"]
+        .iter()
+        .flat_map(|c| [(*c, "s32"), (*c, "u32")])
+        .collect();
+    forms.extend(["lo", "ls", "hi", "hs"].map(|c| (c, "u32")));
+    for (base, constants) in &bases {
+        for &(cmp, ty) in &forms {
+            for index_first in [true, false] {
+                let mut body = format!("{base}\nmov.u32 %r8, 0;\n");
+                for k in constants {
+                    let (a, b) = if index_first {
+                        ("%r10".to_string(), k.to_string())
+                    } else {
+                        (k.to_string(), "%r10".to_string())
+                    };
+                    body += &format!(
+                        "setp.{cmp}.{ty} %p1, {a}, {b};\nselp.u32 %r7, 1, 0, %p1;\n\
+                         mad.lo.u32 %r8, %r8, 2, %r7;\n"
+                    );
+                }
+                same_as_one_thread(&body);
+            }
+        }
+    }
+    // A group of 32 (one lane-by-lane instruction): the thread index itself and a uniform
+    // register.
+    for cmp in ["lt", "ge", "eq", "ne"] {
+        same_as_one_thread(&format!(
+            "mov.u32 %r10, %tid.x;\nsetp.{cmp}.u32 %p1, %r10, 40;\nselp.u32 %r8, 7, 9, %p1;"
+        ));
+        same_as_one_thread(&format!(
+            "setp.{cmp}.s32 %p1, %r9, %r4;\nselp.u32 %r8, 7, 9, %p1;"
+        ));
+    }
+}
+
+#[test]
 fn float_vector_forms_match_one_thread_at_a_time() {
     for op in [
         "add.f32",

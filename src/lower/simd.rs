@@ -9,7 +9,7 @@
 //! stores; other addresses, or a range that fails its check, go lane by lane, so a fault
 //! names the same lane and address as the one-thread code.
 
-use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
 use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Type, Value, types};
 
 use super::lanes::vector_of;
@@ -378,6 +378,35 @@ impl Translator<'_, '_> {
         {
             return Ok(false);
         }
+        if let Cc::Int(cc) = cond
+            && let Some((lane_zero, other, cc)) = self.unit_stride_against_uniform(cc, a)
+        {
+            // Lanes that cross the end of the compared range are rare: there, lane values.
+            let other = self.v_read_uniform(other, ty).expect("uniform")?;
+            let fits = self.lanes_stay_ordered(lane_zero, cc);
+            let (ranged, general) = (self.b.create_block(), self.b.create_block());
+            let join = self.b.create_block();
+            self.b.set_cold_block(general);
+            self.b.ins().brif(fits, ranged, &[], general, &[]);
+            self.b.seal_block(ranged);
+            self.b.seal_block(general);
+            self.b.switch_to_block(ranged);
+            let p = self.v_lanes_in_range(lane_zero, other, cc);
+            self.v_write(&a[0], p);
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(general);
+            self.v_setp_lanes(cond, ty, a)?;
+            self.b.ins().jump(join, &[]);
+            self.b.seal_block(join);
+            self.b.switch_to_block(join);
+            return Ok(true);
+        }
+        self.v_setp_lanes(cond, ty, a)?;
+        Ok(true)
+    }
+
+    /// [`v_setp`](Self::v_setp)'s general form: both operands' lanes compared.
+    fn v_setp_lanes(&mut self, cond: Cc, ty: PtxType, a: &[Arg]) -> LResult<()> {
         let x = self.v_read(&a[1], ty)?;
         let y = self.v_read(&a[2], ty)?;
         let mut masks: Wide = x
@@ -403,7 +432,110 @@ impl Translator<'_, '_> {
         }
         let p = masks.into_iter().map(|m| self.b.ins().ineg(m)).collect();
         self.v_write(&a[0], p);
-        Ok(true)
+        Ok(())
+    }
+
+    /// For a 32-bit `setp` (`cc` on `a[1]`, `a[2]`) of a value whose lane k is lane 0's + k
+    /// (`%tid.x`, or a lane-affine register of stride 1) against one the same in every lane:
+    /// lane 0's value, the other operand, and the comparison with the lane-affine one first.
+    fn unit_stride_against_uniform<'a>(
+        &mut self,
+        cc: IntCC,
+        a: &'a [Arg],
+    ) -> Option<(Value, &'a Arg, IntCC)> {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let lane_zero = |arg: &Arg| match *arg {
+            Arg::Special(Special::Tid(Dim::X)) => Some(lanes.first[0]),
+            Arg::Reg(r) if lanes.strides[r as usize] == Some(1) => {
+                (self.func.regs[r as usize].ty.bits() == 32).then(|| lanes.scalars[r as usize])
+            }
+            _ => None,
+        };
+        let varies = |arg: &Arg| match arg {
+            Arg::Reg(r) | Arg::Not(r) => !lanes.uniform[*r as usize],
+            Arg::Special(Special::Tid(Dim::X)) => true,
+            _ => false,
+        };
+        let (var, other, cc) = match (lane_zero(&a[1]), lane_zero(&a[2])) {
+            (Some(x), None) if !varies(&a[2]) => (x, &a[2], cc),
+            (None, Some(y)) if !varies(&a[1]) => (y, &a[1], cc.swap_args()),
+            _ => return None,
+        };
+        Some((self.b.use_var(var), other, cc))
+    }
+
+    /// Whether the group's lanes `lane_zero + k` stay in order under `cc`: lane 0's value
+    /// plus the width does not pass the end of the signed or unsigned 32-bit range.
+    fn lanes_stay_ordered(&mut self, lane_zero: Value, cc: IntCC) -> Value {
+        let last = self.width() as i64 - 1;
+        let end = if is_signed_cc(cc) {
+            i32::MAX as i64
+        } else {
+            u32::MAX as i64
+        };
+        let x = self.extend_for(cc, lane_zero);
+        self.b
+            .ins()
+            .icmp_imm_s(IntCC::SignedLessThanOrEqual, x, end - last)
+    }
+
+    /// The predicate `lane_zero + k  cc  other` of every lane k, where the lanes stay in order
+    /// ([`lanes_stay_ordered`](Self::lanes_stay_ordered)): the lanes where it holds are one
+    /// range [lo, hi) of k (the complement of one, for `ne`), found from the difference
+    /// `other − lane_zero` once; each 16 lanes are then one vector compare of k.
+    fn v_lanes_in_range(&mut self, lane_zero: Value, other: Value, cc: IntCC) -> Wide {
+        let width = self.width() as i64;
+        let x = self.extend_for(cc, lane_zero);
+        let y = self.extend_for(cc, other);
+        let d = self.b.ins().isub(y, x);
+        let d_next = self.b.ins().iadd_imm_s(d, 1);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        let all = self.b.ins().iconst(types::I64, width);
+        // k < d ⟺ k in [0, d) ...
+        let (lo, hi) = match cc {
+            IntCC::SignedLessThan | IntCC::UnsignedLessThan => (zero, d),
+            IntCC::SignedLessThanOrEqual | IntCC::UnsignedLessThanOrEqual => (zero, d_next),
+            IntCC::SignedGreaterThan | IntCC::UnsignedGreaterThan => (d_next, all),
+            IntCC::SignedGreaterThanOrEqual | IntCC::UnsignedGreaterThanOrEqual => (d, all),
+            // `eq`; `ne` is its complement.
+            _ => (d, d_next),
+        };
+        let clamp = |t: &mut Self, v: Value| {
+            let v = t.b.ins().smax(v, zero);
+            let v = t.b.ins().smin(v, all);
+            t.b.ins().ireduce(types::I8, v)
+        };
+        let (lo, hi) = (clamp(self, lo), clamp(self, hi));
+        let len = self.b.ins().isub(hi, lo);
+        let (lo, len) = (
+            self.b.ins().splat(types::I8X16, lo),
+            self.b.ins().splat(types::I8X16, len),
+        );
+        (0..width as u64 / 16)
+            .map(|c| {
+                let k: Vec<u64> = (16 * c..16 * c + 16).collect();
+                let k = self.v_const(types::I8X16, &k);
+                // k − lo wraps far above len where k < lo.
+                let offset = self.b.ins().isub(k, lo);
+                let inside = self.b.ins().icmp(IntCC::UnsignedLessThan, offset, len);
+                let inside = self.b.ins().ineg(inside);
+                if cc == IntCC::NotEqual {
+                    let one = self.v_splat(types::I8X16, 1);
+                    self.b.ins().bxor(inside, one)
+                } else {
+                    inside
+                }
+            })
+            .collect()
+    }
+
+    /// A 32-bit `x` extended to 64 bits as `cc` compares it (signed or not).
+    fn extend_for(&mut self, cc: IntCC, x: Value) -> Value {
+        if is_signed_cc(cc) {
+            self.b.ins().sextend(types::I64, x)
+        } else {
+            self.b.ins().uextend(types::I64, x)
+        }
     }
 
     /// Half `add sub mul fma` through the precompiled group helper (`crate::native`), when
@@ -632,6 +764,11 @@ fn host_has_fma() -> bool {
     {
         false
     }
+}
+
+/// Whether `cc` compares integers as signed.
+fn is_signed_cc(cc: IntCC) -> bool {
+    cc != cc.unsigned()
 }
 
 #[derive(Clone, Copy)]
