@@ -222,6 +222,31 @@ fn half_arithmetic_of_a_group_matches_one_thread_at_a_time() {
 }
 
 #[test]
+fn a_register_that_group_helpers_keep_in_memory_has_each_lanes_value() {
+    // %r5 is mostly read and written by half instructions in a loop, so the group code keeps
+    // it in memory for the helpers (`lanes::homes`); integer instructions read it before and
+    // after, and the lanes leave the loop at different trips (t mod 8), so a diverged
+    // group's lanes take their values from there.
+    let ptx = kernel(
+        "mul.lo.u32 %r5, %r4, 0x00410043;\nxor.b32 %r5, %r5, 0x3C003800;\nmov.b32 %r6, 0x3C013BFF;\n\
+         and.b32 %r8, %r4, 7;\nmov.u32 %r7, 0;\nLOOP:\nfma.rn.f16x2 %r5, %r5, %r6, %r5;\n\
+         mul.rn.f16x2 %r5, %r5, %r6;\nadd.u32 %r7, %r7, 1;\nsetp.le.u32 %p1, %r7, %r8;\n@%p1 bra LOOP;\n\
+         xor.b32 %r8, %r5, %r4;\nst.global.u32 [%rd3], %r8;\nret;",
+    );
+    for uniform_trips in [false, true] {
+        // (With a uniform trip count the lanes agree and stay a group.)
+        let ptx = if uniform_trips {
+            ptx.replace("and.b32 %r8, %r4, 7;", "mov.u32 %r8, 5;")
+        } else {
+            ptx.clone()
+        };
+        let off = run(&ptx, LaneGroups::Off, 8, [64, 1, 1], 0);
+        let groups = run(&ptx, LaneGroups::Always, 8, [64, 1, 1], 0);
+        assert_eq!(groups, off, "uniform trips: {uniform_trips}");
+    }
+}
+
+#[test]
 fn the_group_form_is_compiled_once_a_kernel_is_hot() {
     let ptx = kernel("add.u32 %r6, %r4, %r9;\nst.global.u32 [%rd3], %r6;\nret;");
     let m = module(&ptx, LaneGroups::WhenHot);

@@ -197,6 +197,66 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
     uniform
 }
 
+/// Where an instruction in a loop counts for more in [`homes`]: it runs many times for the
+/// one time code around the loop does.
+const IN_LOOP_WEIGHT: usize = 16;
+
+/// Registers that are better kept in memory than in vectors: those that group helpers
+/// (`simd`'s `v_half`, through memory) read and write at least as often as other
+/// instructions do, counting an instruction inside a loop [`IN_LOOP_WEIGHT`] times. A
+/// helper reads such a register where it lives and writes its result there, so a chain of
+/// helper instructions (`acc = fma(acc, x, c)` in a loop) stores and loads no vectors; any
+/// other instruction loads the vectors it reads and stores those it writes.
+fn homes(
+    f: &Function,
+    uniform: &[bool],
+    strides: &[Option<i64>],
+    helpers: &HashMap<&'static str, cranelift_module::FuncId>,
+) -> Vec<bool> {
+    let body = f.body.as_deref().unwrap_or(&[]);
+    let by_helper = |inst: &checked::Inst| match inst.op {
+        Op::Float { op, ty, mods } if inst.guard.is_none() && ty.is_half() => {
+            crate::native::code(op, mods, ty)
+                .is_some_and(|code| helpers.contains_key(crate::native::group_symbol(code)))
+        }
+        _ => false,
+    };
+    // Positions inside a loop: between a label and a branch back to it.
+    let mut in_loop = vec![false; body.len()];
+    for (pos, inst) in body.iter().enumerate() {
+        if let (Op::Bra, Some(Arg::Label(l))) = (inst.op, inst.args.first()) {
+            let target = f.labels[*l];
+            if target <= pos {
+                in_loop[target..=pos].iter_mut().for_each(|x| *x = true);
+            }
+        }
+    }
+    let (mut helper_uses, mut other_uses) = (vec![0; f.regs.len()], vec![0; f.regs.len()]);
+    for (pos, inst) in body.iter().enumerate() {
+        let weight = if in_loop[pos] { IN_LOOP_WEIGHT } else { 1 };
+        let mut regs = super::liveness::sources(inst);
+        regs.extend(super::liveness::destinations(inst));
+        regs.sort_unstable();
+        regs.dedup();
+        let uses = if by_helper(inst) {
+            &mut helper_uses
+        } else {
+            &mut other_uses
+        };
+        for r in regs {
+            uses[r as usize] += weight;
+        }
+    }
+    (0..f.regs.len())
+        .map(|r| {
+            !uniform[r]
+                && strides[r].is_none()
+                && helper_uses[r] > 0
+                && helper_uses[r] >= other_uses[r]
+        })
+        .collect()
+}
+
 /// Translation state of the group code.
 pub(super) struct Lanes {
     /// Each register's vectors over the lanes (none for a uniform or a derived register).
@@ -210,6 +270,9 @@ pub(super) struct Lanes {
     /// value between instructions, beside its vectors. A 32-bit one has no vectors of its
     /// own ([`derived`](Self::derived)).
     pub(super) strides: Vec<Option<i64>>,
+    /// Registers that live in memory ([`homes`]): a stack slot of all the group's lanes,
+    /// which group helpers read and write in place.
+    homes: Vec<Option<StackSlot>>,
     /// The 32-bit lane-affine registers: lane k is lane 0's value + k × stride (mod 2³², so
     /// exactly, whatever the widenings on the way did to 64-bit ones), so the group code
     /// keeps only lane 0's value and makes the vectors where an instruction reads them
@@ -251,6 +314,7 @@ impl Lanes {
         b: &mut cranelift_frontend::FunctionBuilder,
         f: &Function,
         scalar: &HashMap<usize, Block>,
+        helpers: &HashMap<&'static str, cranelift_module::FuncId>,
     ) -> Lanes {
         let uniform = uniform_registers(f);
         let width = width_given(f, &uniform);
@@ -268,13 +332,28 @@ impl Lanes {
             .zip(&strides)
             .map(|(r, s)| s.is_some() && r.ty.bits() == 32)
             .collect();
+        let homed = homes(f, &uniform, &strides, helpers);
+        let homes = f
+            .regs
+            .iter()
+            .zip(&homed)
+            .map(|(r, &h)| {
+                h.then(|| {
+                    b.create_sized_stack_slot(StackSlotData::new(
+                        StackSlotKind::ExplicitSlot,
+                        width as u32 * r.ty.ir_type().bytes(),
+                        4, // 16-byte aligned, as the group helper reads it
+                    ))
+                })
+            })
+            .collect();
         let vectors = f
             .regs
             .iter()
-            .zip(uniform.iter().zip(&derived))
-            .map(|(r, (&u, &d))| {
+            .zip(uniform.iter().zip(derived.iter().zip(&homed)))
+            .map(|(r, (&u, (&d, &h)))| {
                 let vt = vector_of(r.ty.ir_type()).expect("eligible");
-                let n = if u || d {
+                let n = if u || d || h {
                     0
                 } else {
                     width / vt.lane_count() as usize
@@ -316,6 +395,7 @@ impl Lanes {
         labels.entry(0).or_insert_with(|| b.create_block());
         Lanes {
             width,
+            homes,
             vectors,
             scalars,
             uniform,
@@ -404,6 +484,12 @@ impl Translator<'_, '_> {
                 let vt = vector_of(ty.ir_type()).expect("eligible");
                 let zeros = self.b.ins().splat(vt, zero);
                 self.b.def_var(v, zeros);
+            }
+            if self.home(r).is_some() {
+                let vt = vector_of(ty.ir_type()).expect("eligible");
+                let zeros = self.b.ins().splat(vt, zero);
+                let n = self.lanes.as_ref().expect("grouped").width / vt.lane_count() as usize;
+                self.home_write(r, vec![zeros; n]);
             }
         }
         self.b.ins().jump(body_start, &[]);
@@ -664,13 +750,15 @@ impl Translator<'_, '_> {
         }
         for (i, &r) in touched.iter().enumerate() {
             if written.contains(&r) {
-                let vectors = self.lanes.as_ref().expect("grouped").vectors[r as usize].clone();
                 let vt = vector_of(lane_type(self, r)).expect("eligible");
-                for (c, var) in vectors.into_iter().enumerate() {
-                    let off = region(i, 0, 0) + 16 * c as i32;
-                    let v = self.b.ins().stack_load(types::I64, vt, spill, off);
-                    self.b.def_var(var, v);
-                }
+                let n = width / vt.lane_count() as usize;
+                let v = (0..n)
+                    .map(|c| {
+                        let off = region(i, 0, 0) + 16 * c as i32;
+                        self.b.ins().stack_load(types::I64, vt, spill, off)
+                    })
+                    .collect();
+                self.write_vectors(r, v);
             }
         }
         for (scalar, v) in lane_zero {
@@ -752,16 +840,54 @@ impl Translator<'_, '_> {
             let x = self.b.use_var(lanes.scalars[r as usize]);
             return self.b.ins().iadd_imm_s(x, stride * k as i64);
         }
+        if let Some(home) = lanes.homes[r as usize] {
+            let ty = self.func.regs[r as usize].ty.ir_type();
+            let off = (k as u32 * ty.bytes()) as i32;
+            return self.b.ins().stack_load(types::I64, ty, home, off);
+        }
         let vectors = &lanes.vectors[r as usize];
         let per = lanes.width / vectors.len();
         let v = self.b.use_var(vectors[k / per]);
         self.b.ins().extractlane(v, (k % per) as u8)
     }
 
+    /// The stack slot register `r` lives in, if it is kept in memory ([`homes`]).
+    pub(super) fn home(&self, r: u32) -> Option<StackSlot> {
+        self.lanes.as_ref().expect("grouped").homes[r as usize]
+    }
+
+    /// `v` (register `r`'s vectors, lanes 0.. first) as `r`'s value: in its variables, or
+    /// stored where it lives.
+    pub(super) fn write_vectors(&mut self, r: u32, v: Vec<ir::Value>) {
+        if self.home(r).is_some() {
+            return self.home_write(r, v);
+        }
+        let vars = self.lanes.as_ref().expect("grouped").vectors[r as usize].clone();
+        // (A derived register's instructions never get here: `group_instruction`.)
+        assert_eq!(vars.len(), v.len(), "a register with vectors of its own");
+        for (var, v) in vars.into_iter().zip(v) {
+            self.b.def_var(var, v);
+        }
+    }
+
+    fn home_write(&mut self, r: u32, v: Vec<ir::Value>) {
+        let home = self.home(r).expect("kept in memory");
+        for (c, v) in v.into_iter().enumerate() {
+            self.b.ins().stack_store(types::I64, v, home, 16 * c as i32);
+        }
+    }
+
     /// Register `r`'s vectors over the lanes (not uniform): its variables' values, or for a
     /// [derived](Lanes::derived) register, lane 0's value + k × stride.
     pub(super) fn lane_vectors(&mut self, r: u32) -> Vec<ir::Value> {
         let lanes = self.lanes.as_ref().expect("grouped");
+        if let Some(home) = lanes.homes[r as usize] {
+            let vt = vector_of(self.func.regs[r as usize].ty.ir_type()).expect("eligible");
+            let n = lanes.width / vt.lane_count() as usize;
+            return (0..n)
+                .map(|c| self.b.ins().stack_load(types::I64, vt, home, 16 * c as i32))
+                .collect();
+        }
         if !lanes.derived[r as usize] {
             let vars = lanes.vectors[r as usize].clone();
             return vars.into_iter().map(|v| self.b.use_var(v)).collect();
@@ -897,6 +1023,49 @@ mod tests {
         );
         let m = crate::kernel::check_ptx("t.ptx", &text).expect("valid");
         super::width(&m.functions[0])
+    }
+
+    /// Which of `%r1`..`%r3` ([`super::homes`]) are kept in memory, with every group helper.
+    fn homes_of(body: &str) -> Vec<bool> {
+        let text = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .pred %p;\n\
+             mov.u32 %r1, %tid.x;\nmov.u32 %r2, %r1;\n{body}\nret;\n}}\n"
+        );
+        let m = crate::kernel::check_ptx("t.ptx", &text).expect("valid");
+        let f = &m.functions[0];
+        let uniform = super::uniform_registers(f);
+        let strides = vec![None; f.regs.len()];
+        let helpers = crate::native::symbols()
+            .into_iter()
+            .map(|(name, ..)| (name, cranelift_module::FuncId::from_u32(0)))
+            .collect();
+        let homes = super::homes(f, &uniform, &strides, &helpers);
+        (1..4)
+            .map(|i| {
+                homes[f
+                    .regs
+                    .iter()
+                    .position(|r| r.name == format!("%r{i}"))
+                    .unwrap()]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_register_that_helpers_use_in_a_loop_is_kept_in_memory() {
+        if !crate::native::available() {
+            return;
+        }
+        let chain = "LOOP:\nfma.rn.f16x2 %r2, %r2, %r2, %r2;\nsetp.lt.u32 %p, %r1, 9;\n@%p bra LOOP;\n\
+                     add.u32 %r3, %r2, 1;";
+        assert_eq!(homes_of(chain), [false, true, false]);
+    }
+
+    #[test]
+    fn a_register_that_other_instructions_use_more_keeps_its_vectors() {
+        let body = "fma.rn.f16x2 %r2, %r2, %r2, %r2;\nadd.u32 %r3, %r2, 1;\nadd.u32 %r3, %r2, %r3;";
+        assert_eq!(homes_of(body), [false, false, false]);
     }
 
     #[test]

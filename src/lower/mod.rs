@@ -430,7 +430,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                     .entry(pos)
                     .or_insert_with(|| t.b.create_block());
             }
-            t.lanes = Some(lanes::Lanes::new(t.b, func, &label_blocks));
+            t.lanes = Some(lanes::Lanes::new(t.b, func, &label_blocks, callees.helpers));
         }
         let body_start = *label_blocks.entry(0).or_insert_with(|| t.b.create_block());
         if func.kind == FunctionKind::Entry {

@@ -169,12 +169,7 @@ impl Translator<'_, '_> {
         let Arg::Reg(r) = arg else {
             unreachable!("checked by v_dst_ok")
         };
-        let vars = self.lanes.as_ref().expect("grouped").vectors[*r as usize].clone();
-        // (A derived register's instructions never get here: `group_instruction`.)
-        assert_eq!(vars.len(), v.len(), "a register with vectors of its own");
-        for (var, v) in vars.into_iter().zip(v) {
-            self.b.def_var(var, v);
-        }
+        self.write_vectors(*r, v);
     }
 
     /// Every lane of vector type `vt` set to the integer `x`.
@@ -573,19 +568,27 @@ impl Translator<'_, '_> {
                     .ins()
                     .stack_store(types::I64, x, area, place(1 + i, 0));
                 uniform |= 1 << i;
+                pointers.push(self.b.ins().stack_addr(types::I64, area, place(1 + i, 0)));
+            } else if let Some(home) = self.home_of(arg) {
+                pointers.push(self.b.ins().stack_addr(types::I64, home, 0));
             } else {
                 for (c, v) in self.v_read(arg, ty)?.into_iter().enumerate() {
                     self.b
                         .ins()
                         .stack_store(types::I64, v, area, place(1 + i, c));
                 }
+                pointers.push(self.b.ins().stack_addr(types::I64, area, place(1 + i, 0)));
             }
         }
         // (An add's third pointer is never read.)
-        for i in 0..3 {
-            pointers.push(self.b.ins().stack_addr(types::I64, area, place(1 + i, 0)));
+        while pointers.len() < 3 {
+            pointers.push(pointers[0]);
         }
-        let dst = self.b.ins().stack_addr(types::I64, area, 0);
+        let home = self.home_of(&a[0]);
+        let dst = match home {
+            Some(home) => self.b.ins().stack_addr(types::I64, home, 0),
+            None => self.b.ins().stack_addr(types::I64, area, 0),
+        };
         let halves = width as u32 * ty.size() / 2;
         let halves = self.b.ins().iconst(types::I32, halves as i64);
         let uniform = self.b.ins().iconst(types::I32, uniform);
@@ -593,11 +596,21 @@ impl Translator<'_, '_> {
         args.extend(pointers);
         args.extend([halves, uniform]);
         self.b.ins().call(helper, &args);
-        let r = (0..width / vt.lane_count() as usize)
-            .map(|c| self.b.ins().stack_load(types::I64, vt, area, place(0, c)))
-            .collect();
-        self.v_write(&a[0], r);
+        if home.is_none() {
+            let r = (0..width / vt.lane_count() as usize)
+                .map(|c| self.b.ins().stack_load(types::I64, vt, area, place(0, c)))
+                .collect();
+            self.v_write(&a[0], r);
+        }
         Ok(true)
+    }
+
+    /// Where `arg`'s register lives, if it is kept in memory (`lanes::homes`).
+    fn home_of(&self, arg: &Arg) -> Option<cranelift_codegen::ir::StackSlot> {
+        match arg {
+            Arg::Reg(r) => self.home(*r),
+            _ => None,
+        }
     }
 
     /// f32 `add sub mul fma` rounded to nearest, without `.ftz`/`.sat`: the host's vector
