@@ -335,6 +335,13 @@ mod x86 {
                     _mm256_and_si256(bits, _mm256_set1_epi32(0xFFFF)),
                     _mm256_set1_epi32(0x8000),
                 )
+            } else if _mm256_movemask_epi8(_mm256_cmpeq_epi32(
+                _mm256_and_si256(bits, _mm256_set1_epi32(0xFFF)),
+                _mm256_setzero_si256(),
+            )) == 0
+            {
+                // (Every candidate has its 12 low bits zero: one test for most data.)
+                _mm256_setzero_si256()
             } else {
                 f16_midpoint_candidates8(bits)
             };
@@ -422,6 +429,9 @@ mod x86 {
             let mut on_midpoint = if m.bf16 {
                 let low = _mm512_and_si512(bits, _mm512_set1_epi32(0xFFFF));
                 _mm512_cmpeq_epi32_mask(low, _mm512_set1_epi32(0x8000))
+            } else if _mm512_testn_epi32_mask(bits, _mm512_set1_epi32(0xFFF)) == 0 {
+                // (Every candidate has its 12 low bits zero: one test for most data.)
+                0
             } else {
                 f16_midpoint_candidates16(bits)
             };
@@ -469,10 +479,14 @@ mod x86 {
     /// # Safety
     /// As for [`group16`].
     #[target_feature(enable = "avx2")]
-    unsafe fn operand16(x: [*const u16; 3], uniform: u32, k: usize, i: usize) -> __m256i {
-        if uniform >> k & 1 == 1 {
-            // SAFETY: a uniform operand has (at least) its 32-bit value.
-            return _mm256_set1_epi32(unsafe { x[k].cast::<i32>().read_unaligned() });
+    unsafe fn operand16(
+        x: [*const u16; 3],
+        uniform: [Option<__m256i>; 3],
+        k: usize,
+        i: usize,
+    ) -> __m256i {
+        if let Some(v) = uniform[k] {
+            return v;
         }
         // SAFETY: in bounds, by the caller's promise.
         // Two 16-byte loads a register: the JIT stored each operand as 16-byte vectors, and
@@ -501,6 +515,9 @@ mod x86 {
         halves: usize,
         uniform: u32,
     ) {
+        // SAFETY: by the caller's promise.
+        let uniform = unsafe { uniform_operands::<CODE>(x, uniform) }
+            .map(|u| u.map(|v| _mm256_set1_epi32(v)));
         for i in (0..halves).step_by(16) {
             // SAFETY: by the caller's promise.
             let (a, b) = unsafe { (operand16(x, uniform, 0, i), operand16(x, uniform, 1, i)) };
@@ -521,14 +538,34 @@ mod x86 {
     /// # Safety
     /// As for [`group16`].
     #[target_feature(enable = "avx2")]
-    unsafe fn operand8(x: [*const u16; 3], uniform: u32, k: usize, i: usize) -> __m128i {
-        if uniform >> k & 1 == 1 {
-            // SAFETY: as in `operand16`.
-            _mm_set1_epi32(unsafe { x[k].cast::<i32>().read_unaligned() })
-        } else {
+    unsafe fn operand8(
+        x: [*const u16; 3],
+        uniform: [Option<__m128i>; 3],
+        k: usize,
+        i: usize,
+    ) -> __m128i {
+        match uniform[k] {
+            Some(v) => v,
             // SAFETY: in bounds, by the caller's promise.
-            unsafe { _mm_loadu_si128(x[k].add(i).cast()) }
+            None => unsafe { _mm_loadu_si128(x[k].add(i).cast()) },
         }
+    }
+
+    /// The 32-bit value of each operand with a bit in `uniform` (read once a call; an fma
+    /// alone reads a third operand).
+    ///
+    /// # Safety
+    /// As for [`group16`].
+    unsafe fn uniform_operands<const CODE: u32>(
+        x: [*const u16; 3],
+        uniform: u32,
+    ) -> [Option<i32>; 3] {
+        let sources = if mode(CODE).op == 3 { 3 } else { 2 };
+        // SAFETY: a uniform operand has (at least) its 32-bit value.
+        std::array::from_fn(|k| {
+            (k < sources && uniform >> k & 1 == 1)
+                .then(|| unsafe { x[k].cast::<i32>().read_unaligned() })
+        })
     }
 
     /// [`arith8`] over `halves` halves (a multiple of 8) at `x`, results at `dst`, `uniform`
@@ -543,6 +580,9 @@ mod x86 {
         halves: usize,
         uniform: u32,
     ) {
+        // SAFETY: by the caller's promise.
+        let uniform =
+            unsafe { uniform_operands::<CODE>(x, uniform) }.map(|u| u.map(|v| _mm_set1_epi32(v)));
         for i in (0..halves).step_by(8) {
             // SAFETY: by the caller's promise.
             let (a, b) = unsafe { (operand8(x, uniform, 0, i), operand8(x, uniform, 1, i)) };
