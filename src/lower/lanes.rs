@@ -221,16 +221,25 @@ fn homes(
         }
         _ => false,
     };
-    // Positions inside a loop: between a label and a branch back to it.
-    let mut in_loop = vec![false; body.len()];
+    // Positions inside a loop: between a label and a branch back to it (each loop's span
+    // marked at its ends, then summed).
+    let mut spans = vec![0i64; body.len() + 1];
     for (pos, inst) in body.iter().enumerate() {
         if let (Op::Bra, Some(Arg::Label(l))) = (inst.op, inst.args.first()) {
             let target = f.labels[*l];
             if target <= pos {
-                in_loop[target..=pos].iter_mut().for_each(|x| *x = true);
+                spans[target] += 1;
+                spans[pos + 1] -= 1;
             }
         }
     }
+    let in_loop: Vec<bool> = spans
+        .iter()
+        .scan(0, |open, d| {
+            *open += d;
+            Some(*open > 0)
+        })
+        .collect();
     let (mut helper_uses, mut other_uses) = (vec![0; f.regs.len()], vec![0; f.regs.len()]);
     for (pos, inst) in body.iter().enumerate() {
         let weight = if in_loop[pos] { IN_LOOP_WEIGHT } else { 1 };
