@@ -689,6 +689,17 @@ impl Translator<'_, '_> {
     /// registers it reads or may write are taken out of their vectors, and the registers it
     /// writes put back.
     pub(super) fn lane_by_lane(&mut self, inst: &checked::Inst) -> LResult {
+        self.each_lane(inst, false)
+    }
+
+    /// [`lane_by_lane`](Self::lane_by_lane) as a loop over the lanes: the instruction's code
+    /// once instead of once a lane, for the cold paths (a vector access whose range failed its
+    /// checks), where compile time matters and speed does not.
+    pub(super) fn lane_by_lane_looped(&mut self, inst: &checked::Inst) -> LResult {
+        self.each_lane(inst, true)
+    }
+
+    fn each_lane(&mut self, inst: &checked::Inst, looped: bool) -> LResult {
         let lanes = self.lanes.as_ref().expect("grouped");
         let varying = |regs: Vec<u32>| -> Vec<u32> {
             let mut regs: Vec<u32> = regs
@@ -733,28 +744,68 @@ impl Translator<'_, '_> {
             })
             .collect();
         let lane_type = |t: &Self, r: u32| t.func.regs[r as usize].ty.ir_type();
-        for k in 0..width {
+        // Lane k's code: its register values at region(i, k, size) of `spill`, where `k` is
+        // a constant (unrolled) or the loop's counter.
+        let lane = |t: &mut Self, k: Result<usize, ir::Value>| -> LResult {
+            let base = t.b.ins().stack_addr(types::I64, spill, 0);
+            let at = |t: &mut Self, i: usize, size: u32| match k {
+                Ok(k) => (base, region(i, k, size)),
+                Err(k) => {
+                    let k = t.b.ins().uextend(types::I64, k);
+                    let off = t.b.ins().imul_imm_s(k, size as i64);
+                    (t.b.ins().iadd(base, off), region(i, 0, 0))
+                }
+            };
+            let k_value = |t: &mut Self| match k {
+                Ok(k) => t.b.ins().iconst(types::I32, k as i64),
+                Err(k) => k,
+            };
             for (i, &r) in touched.iter().enumerate().filter(|&(i, _)| needed[i]) {
-                let ty = lane_type(self, r);
-                let off = region(i, k, ty.bytes());
-                let v = self.b.ins().stack_load(types::I64, ty, spill, off);
-                let scalar = self.lanes.as_ref().expect("grouped").scalars[r as usize];
-                self.b.def_var(scalar, v);
+                let ty = lane_type(t, r);
+                let (p, off) = at(t, i, ty.bytes());
+                let v = t.b.ins().load(ty, MemFlagsData::trusted(), p, off);
+                let scalar = t.lanes.as_ref().expect("grouped").scalars[r as usize];
+                t.b.def_var(scalar, v);
             }
-            let x = self.b.use_var(first[0]);
-            let x = self.b.ins().iadd_imm_s(x, k as i64);
-            self.b.def_var(tid[0], x);
-            self.enter_scalars();
-            let r = self.instruction(inst, &[]);
-            self.enter_scalars();
+            let x = t.b.use_var(first[0]);
+            let k = k_value(t);
+            let x = t.b.ins().iadd(x, k);
+            t.b.def_var(tid[0], x);
+            t.enter_scalars();
+            let r = t.instruction(inst, &[]);
+            t.enter_scalars();
             r?;
             for (i, &r) in touched.iter().enumerate() {
                 if written.contains(&r) {
-                    let scalar = self.lanes.as_ref().expect("grouped").scalars[r as usize];
-                    let v = self.b.use_var(scalar);
-                    let off = region(i, k, lane_type(self, r).bytes());
-                    self.b.ins().stack_store(types::I64, v, spill, off);
+                    let scalar = t.lanes.as_ref().expect("grouped").scalars[r as usize];
+                    let v = t.b.use_var(scalar);
+                    let (p, off) = at(t, i, lane_type(t, r).bytes());
+                    t.b.ins().store(MemFlagsData::trusted(), v, p, off);
                 }
+            }
+            Ok(())
+        };
+        if looped {
+            let head = self.b.create_block();
+            let done = self.b.create_block();
+            self.b.append_block_param(head, types::I32);
+            let zero = self.b.ins().iconst(types::I32, 0);
+            self.b.ins().jump(head, &[zero.into()]);
+            self.b.switch_to_block(head);
+            let k = self.b.block_params(head)[0];
+            lane(self, Err(k))?;
+            let next = self.b.ins().iadd_imm_s(k, 1);
+            let more =
+                self.b
+                    .ins()
+                    .icmp_imm_u(ir::condcodes::IntCC::UnsignedLessThan, next, width as i64);
+            self.b.ins().brif(more, head, &[next.into()], done, &[]);
+            self.b.seal_block(head);
+            self.b.seal_block(done);
+            self.b.switch_to_block(done);
+        } else {
+            for k in 0..width {
+                lane(self, Ok(k))?;
             }
         }
         for (i, &r) in touched.iter().enumerate() {

@@ -754,7 +754,7 @@ impl Translator<'_, '_> {
         self.b.ins().jump(join, &[]);
 
         self.b.switch_to_block(slow);
-        self.lane_by_lane(inst)?;
+        self.lane_by_lane_looped(inst)?;
         self.b.ins().jump(join, &[]);
         self.b.seal_block(join);
         self.b.switch_to_block(join);
