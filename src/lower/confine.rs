@@ -400,12 +400,7 @@ impl Translator<'_, '_> {
         is_store: bool,
         why: Why,
     ) {
-        let fault = self.b.create_block();
-        let go_on = self.b.create_block();
-        self.b.set_cold_block(fault);
-        self.b.ins().brif(cond, fault, &[], go_on, &[]);
-        self.b.seal_block(fault);
-        self.b.seal_block(go_on);
+        let (go_on, fault) = self.branch_cold(cond, true);
         self.b.switch_to_block(fault);
         let shared = matches!(space, StateSpace::Shared | StateSpace::SharedCluster);
         let recorded = match space {

@@ -491,6 +491,19 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     /// Like `helper_ref`, for the precompiled SIMD helpers, which only some hosts have.
+    /// Branches on `cond` to two new blocks: a cold one where `cond` is `cold_when`, the
+    /// other (hot) otherwise; both sealed, as this branch is their one way in. Returns (hot,
+    /// cold); the builder stays in the branching block.
+    pub(super) fn branch_cold(&mut self, cond: Value, cold_when: bool) -> (Block, Block) {
+        let (hot, cold) = (self.b.create_block(), self.b.create_block());
+        self.b.set_cold_block(cold);
+        let (then, otherwise) = if cold_when { (cold, hot) } else { (hot, cold) };
+        self.b.ins().brif(cond, then, &[], otherwise, &[]);
+        self.b.seal_block(hot);
+        self.b.seal_block(cold);
+        (hot, cold)
+    }
+
     fn native_helper_ref(&mut self, name: &str) -> Option<FuncRef> {
         let id = *self.callees.helpers.get(name)?;
         Some(self.import(id))

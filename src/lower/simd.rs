@@ -379,12 +379,8 @@ impl Translator<'_, '_> {
             // Lanes that cross the end of the compared range are rare: there, lane values.
             let other = self.v_read_uniform(other, ty).expect("uniform")?;
             let fits = self.lanes_stay_ordered(lane_zero, cc);
-            let (ranged, general) = (self.b.create_block(), self.b.create_block());
+            let (ranged, general) = self.branch_cold(fits, false);
             let join = self.b.create_block();
-            self.b.set_cold_block(general);
-            self.b.ins().brif(fits, ranged, &[], general, &[]);
-            self.b.seal_block(ranged);
-            self.b.seal_block(general);
             self.b.switch_to_block(ranged);
             let p = self.v_lanes_in_range(lane_zero, other, cc);
             self.v_write(&a[0], p);
@@ -726,13 +722,8 @@ impl Translator<'_, '_> {
         } else {
             together
         };
-        let fast = self.b.create_block();
-        let slow = self.b.create_block();
+        let (fast, slow) = self.branch_cold(ok, false);
         let join = self.b.create_block();
-        self.b.set_cold_block(slow);
-        self.b.ins().brif(ok, fast, &[], slow, &[]);
-        self.b.seal_block(fast);
-        self.b.seal_block(slow);
 
         self.b.switch_to_block(fast);
         let vt = vector_of(ty.ir_type()).expect("checked");

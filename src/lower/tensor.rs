@@ -107,12 +107,7 @@ impl Translator<'_, '_> {
     /// If the helper's `kind` is not 0: the fault words it left at `Request`'s offsets go to
     /// the block context (with this thread's rank), and the launch ends with that kind here.
     fn end_on_fault(&mut self, kind: Value, load: impl Fn(&mut Self, usize) -> Value) {
-        let fault = self.b.create_block();
-        let go_on = self.b.create_block();
-        self.b.set_cold_block(fault);
-        self.b.ins().brif(kind, fault, &[], go_on, &[]);
-        self.b.seal_block(fault);
-        self.b.seal_block(go_on);
+        let (go_on, fault) = self.branch_cold(kind, true);
         self.b.switch_to_block(fault);
         let address = load(self, offset_of!(Request, fault_address));
         let detail = load(self, offset_of!(Request, fault_detail));
