@@ -4,12 +4,13 @@
 //! after another leaves most of the CPU idle. Here every PTX register that varies by thread is
 //! a set of Cranelift vectors over the group's lanes (`width / lanes a vector` of them: for
 //! 16 lanes one `i8x16` predicate, four `i32x4` for a 32-bit register, eight `i64x2` for a
-//! 64-bit one), and
-//! a register that holds the same value in every lane (`uniform_registers`) is one scalar.
-//! Instructions with a vector form (`simd`) compute all lanes at once; any other instruction
-//! runs lane by lane: each lane's operands are loaded from the vectors (stored to the stack),
-//! the one-thread lowering computes, the results go back in. So every instruction is correct in the group code, and
-//! the vector forms only make it faster.
+//! 64-bit one); a register that holds the same value in every lane (`uniform_registers`) is
+//! one scalar, and one that group helpers mostly read and write lives in a stack slot
+//! (`homes`). Instructions with a vector form (`simd`) compute all lanes at once; any other
+//! instruction runs lane by lane: each lane's operands are loaded from the vectors (stored
+//! to the stack), the one-thread lowering computes, the results go back in (unrolled; a
+//! loop over the lanes on cold paths). So every instruction is correct in the group code,
+//! and the vector forms only make it faster.
 //!
 //! A branch (or guarded `ret`/`exit`) is taken by the whole group when its lanes agree: loop
 //! back-edges and bounds checks inside the grid. When they disagree the group *diverges*: the
@@ -268,7 +269,8 @@ fn homes(
 
 /// Translation state of the group code.
 pub(super) struct Lanes {
-    /// Each register's vectors over the lanes (none for a uniform or a derived register).
+    /// Each register's vectors over the lanes (none for a uniform or a derived register, or
+    /// one kept in memory: [`homes`](Self::homes)).
     pub(super) vectors: Vec<Vec<Variable>>,
     /// What the one-thread lowering sees as each register in the group code: a uniform
     /// register's one variable, or a scalar that holds one lane's value while an instruction
@@ -937,8 +939,9 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// Register `r`'s vectors over the lanes (not uniform): its variables' values, or for a
-    /// [derived](Lanes::derived) register, lane 0's value + k × stride.
+    /// Register `r`'s vectors over the lanes (not uniform): its variables' values, loaded
+    /// from its home ([`homes`]), or for a [derived](Lanes::derived) register, lane 0's
+    /// value + k × stride.
     pub(super) fn lane_vectors(&mut self, r: u32) -> Vec<ir::Value> {
         let lanes = self.lanes.as_ref().expect("grouped");
         if let Some(home) = lanes.homes[r as usize] {
