@@ -781,6 +781,7 @@ fn compile_time(opts: &Options) -> Vec<Measurement> {
             });
         }
     }
+    out.extend(group_tier_payback(opts));
     // The cache: compiling the same text again.
     let text = generated_kernel(1000, 99);
     Module::from_ptx(&text).expect("compiles");
@@ -798,6 +799,85 @@ fn compile_time(opts: &Options) -> Vec<Measurement> {
         note: "second Module::from_ptx of the same text".into(),
     });
     out
+}
+
+/// Whether a kernel's lane-group form repays its compile within one launch of the size that
+/// has it compiled (`jit::HOT_THREADS` threads): its compile time beyond the one-thread
+/// form's, over the time it saves a thread, is the launch size that breaks even. For the axpy
+/// (one element a thread: little work a thread) and the fma chain (256 fmas a thread).
+fn group_tier_payback(opts: &Options) -> Vec<Measurement> {
+    let hot = ptxjit::jit::HOT_THREADS as f64;
+    let axpy_n: u32 = if opts.quick { 1 << 20 } else { 1 << 22 };
+    let chain_n: u32 = 1 << 15;
+    let x = DeviceBuffer::from_slice(&vec![0x3C01_3801u32; axpy_n as usize]).expect("alloc");
+    let y = DeviceBuffer::from_slice(&vec![0x3403_3005u32; axpy_n as usize]).expect("alloc");
+    let out = DeviceBuffer::zeroed(chain_n as usize * 4).expect("alloc");
+    let axpy_args = [
+        Arg::u32(axpy_n),
+        Arg::u32(0x3801_3C03),
+        Arg::buffer(&x),
+        Arg::buffer(&y),
+    ];
+    let chain_args = [
+        Arg::buffer(&out),
+        Arg::u32(0x3BFF_3BFE),
+        Arg::u32(0x1418_1419),
+        Arg::u32(256),
+    ];
+    let chain = chain_ptx("f16x2");
+    let mut lines = Vec::new();
+    for (kernel, text, entry, threads, args) in [
+        ("axpy", AXPY, "h2_axpy", axpy_n, &axpy_args[..]),
+        (
+            "fma_chain",
+            chain.as_str(),
+            "chain",
+            chain_n,
+            &chain_args[..],
+        ),
+    ] {
+        // (compile time: from the text to the end of the first launch, less a launch's time;
+        // a launch's time) for each form, the fastest of three fresh compiles.
+        let form = |lane_groups| {
+            let (mut compile, mut run) = (f64::INFINITY, f64::INFINITY);
+            for r in 0..3 {
+                let name = format!("tier-{kernel}-{lane_groups:?}-{r}-{:?}", Instant::now());
+                let opts = CompileOptions {
+                    lane_groups,
+                    ..CompileOptions::default()
+                };
+                let t = Instant::now();
+                let m = Module::from_ptx_named(&name, text, &opts).expect("compiles");
+                let k = m.kernel(entry).expect("kernel");
+                k.launch(threads / 256, 256, args).expect("launch");
+                let first = t.elapsed().as_secs_f64();
+                let launch = median_time(3, || k.launch(threads / 256, 256, args).expect("launch"));
+                run = run.min(launch.as_secs_f64());
+                compile = compile.min(first - launch.as_secs_f64());
+            }
+            (compile, run)
+        };
+        let (compile_one, run_one) = form(ptxjit::LaneGroups::Off);
+        let (compile_groups, run_groups) = form(ptxjit::LaneGroups::Always);
+        let extra = (compile_groups - compile_one).max(0.0);
+        let saved = (run_one - run_groups) / threads as f64;
+        let break_even = extra / saved;
+        lines.push(Measurement {
+            name: format!("group_tier_repaid_by_the_hot_launch_{kernel}"),
+            value: break_even,
+            unit: "threads(break-even)",
+            baseline: hot,
+            baseline_unit: "threads(HOT_THREADS)",
+            ratio: hot / break_even,
+            target: Some(1.0),
+            note: format!(
+                "group form: {:.2} ms more to compile, {:.1} ns a thread less to run",
+                extra * 1e3,
+                saved * 1e9
+            ),
+        });
+    }
+    lines
 }
 
 // ---- 5. launch latency ----------------------------------------------------------------------
