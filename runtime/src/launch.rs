@@ -348,12 +348,24 @@ pub enum Schedule {
     Static,
 }
 
+/// A faster form of a launch's block function that may become ready while the launch runs
+/// (a second compile tier, compiled beside it): the executor asks before every block and
+/// runs the blocks not yet started with it once it is there. Never asked in cooperative
+/// launches, whose blocks resume from frames their own function laid out.
+pub trait Upgrade: Sync {
+    /// The function for the next block, if a faster one is ready. Called before every block
+    /// of the launch: must be cheap.
+    fn block_fn(&self) -> Option<BlockFn>;
+}
+
 /// How a launch runs, beyond its configuration.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LaunchOptions {
+#[derive(Clone, Copy, Default)]
+pub struct LaunchOptions<'a> {
     pub schedule: Schedule,
     /// Stop the launch (with [`Status::TIMEOUT`]) after this long; no worker stays busy.
     pub timeout: Option<Duration>,
+    /// A faster block function to switch to when it is ready.
+    pub upgrade: Option<&'a dyn Upgrade>,
 }
 
 /// Runs `func` for every block of the grid, blocks as tasks on a work-stealing pool of
@@ -385,10 +397,10 @@ pub unsafe fn launch(
     }
 }
 
-/// [`launch`] with [`LaunchOptions`]: a choice of [`Schedule`], a timeout.
+/// [`launch`] with [`LaunchOptions`]: a choice of [`Schedule`], a timeout, an [`Upgrade`].
 ///
 /// # Safety
-/// As for [`launch`].
+/// As for [`launch`], and the same of the functions an upgrade gives.
 pub unsafe fn launch_scheduled(
     func: BlockFn,
     config: &LaunchConfig,
@@ -415,7 +427,7 @@ pub unsafe fn launch_scheduled(
             params,
             static_shared_bytes,
             cooperation,
-            options.schedule,
+            options,
             &abort,
         )
     };
@@ -457,7 +469,7 @@ unsafe fn run_grid(
     params: &[u8],
     static_shared_bytes: u32,
     cooperation: Option<&Cooperation>,
-    schedule: Schedule,
+    options: &LaunchOptions,
     abort: &AtomicBool,
 ) -> Result<(), BlockFailure> {
     let shared_bytes = static_shared_bytes as usize + config.dynamic_shared_bytes as usize;
@@ -535,7 +547,9 @@ unsafe fn run_grid(
         let run = |ctxs: &[BlockContext]| {
             let Some(c) = cooperation else {
                 for ctx in ctxs {
-                    // SAFETY: the caller guarantees `func` is a block function for this context.
+                    let func = options.upgrade.and_then(|u| u.block_fn()).unwrap_or(func);
+                    // SAFETY: the caller guarantees `func` (and an upgrade) is a block
+                    // function for this context.
                     match unsafe { func(ctx) } {
                         Status::OK => {}
                         s => return Err(fail(ctx, s)),
@@ -595,7 +609,7 @@ unsafe fn run_grid(
     if clusters == 1 && workers::room_here(KERNEL_STACK_BYTES + EXECUTOR_STACK_BYTES) {
         return run_cluster(&mut scratch(), 0);
     }
-    let result = workers::run(|| match schedule {
+    let result = workers::run(|| match options.schedule {
         Schedule::WorkStealing => (0..clusters)
             .into_par_iter()
             .try_for_each_init(scratch, run_cluster),
@@ -634,7 +648,7 @@ fn aborted() -> BlockFailure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
     static BLOCKS_RUN: AtomicU64 = AtomicU64::new(0);
 
@@ -688,6 +702,66 @@ mod tests {
         assert_eq!(failure.status.kind(), StatusKind::Trap);
         assert_eq!(failure.status.function(), 2);
         assert_eq!(failure.status.instruction(), 7);
+    }
+
+    /// Which form ran each block of `blocks_started_after_an_upgrade_is_ready_run_it`.
+    static FORM_RUN: [AtomicU8; 64] = [const { AtomicU8::new(0) }; 64];
+
+    unsafe extern "C" fn first_form(ctx: *const BlockContext) -> u64 {
+        FORM_RUN[unsafe { (*ctx).ctaid[0] } as usize].store(1, Ordering::Relaxed);
+        0
+    }
+
+    unsafe extern "C" fn faster_form(ctx: *const BlockContext) -> u64 {
+        FORM_RUN[unsafe { (*ctx).ctaid[0] } as usize].store(2, Ordering::Relaxed);
+        0
+    }
+
+    /// Ready after `after` blocks have asked.
+    struct ReadyAfter {
+        after: u64,
+        asked: AtomicU64,
+    }
+
+    impl Upgrade for ReadyAfter {
+        fn block_fn(&self) -> Option<BlockFn> {
+            let asked = self.asked.fetch_add(1, Ordering::Relaxed);
+            (asked >= self.after).then_some(faster_form as BlockFn)
+        }
+    }
+
+    #[test]
+    fn blocks_started_after_an_upgrade_is_ready_run_it() {
+        let cfg = LaunchConfig {
+            grid: Dim3::new(64, 1, 1),
+            block: Dim3::new(1, 1, 1),
+            dynamic_shared_bytes: 0,
+            cluster: None,
+            cooperative: false,
+        };
+        let upgrade = ReadyAfter {
+            after: 10,
+            asked: AtomicU64::new(0),
+        };
+        let options = LaunchOptions {
+            upgrade: Some(&upgrade),
+            ..LaunchOptions::default()
+        };
+        unsafe { launch_scheduled(first_form, &cfg, &[], 0, None, &options) }
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            upgrade.asked.load(Ordering::Relaxed),
+            64,
+            "asked once a block"
+        );
+        let ran = |form| {
+            FORM_RUN
+                .iter()
+                .filter(|f| f.load(Ordering::Relaxed) == form)
+                .count()
+        };
+        assert_eq!((ran(1), ran(2)), (10, 54));
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub use cluster::{ClusterPlace, MAX_CLUSTER_BLOCKS};
 pub use launch::{
     BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, Fault, KERNEL_STACK_BYTES,
     LaunchConfig, LaunchOptions, Line, MAX_BLOCK, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
-    Schedule, Status, StatusKind, block_fits, block_limits, launch, launch_scheduled,
+    Schedule, Status, StatusKind, Upgrade, block_fits, block_limits, launch, launch_scheduled,
 };
 pub use memory::{Arena, DeviceBuffer, SLOT_SHIFT, arena, granule};
 
