@@ -2,7 +2,7 @@
 //! the storage of module-scope variables, and the layout of shared memory.
 
 use std::collections::HashMap;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -61,22 +61,27 @@ fn max_module_data_default() -> u64 {
     })
 }
 
-/// When a kernel gets its lane-group form: faster to run, about eight times slower to compile.
+/// When a kernel gets its lane-group form: faster to run, 2.5–21 times slower to compile
+/// (the corpus's kernels).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum LaneGroups {
     /// Never: one thread at a time.
     Off,
-    /// Compiled on first need, once the kernel's launches reach [`HOT_THREADS`] threads in
-    /// all: two tiers, so a module compiles fast and the kernels that run much run fast.
+    /// Compiled by a worker of a launch, while the others go on, once the kernel has run in
+    /// its one-thread form for as long as that compile is expected to take, or once the
+    /// rest of the launch promises to repay it; the blocks not yet started then switch to
+    /// it (the rule: `src/tier.rs`). Two tiers, so a module compiles fast, the kernels that
+    /// run much run fast, and a launch that would not repay the second compile never waits
+    /// for it.
     #[default]
     WhenHot,
     /// Compiled with the module.
     Always,
 }
 
-/// Threads after which a kernel's lane-group form is compiled: about where its compile
-/// time (~30 µs a PTX instruction) is repaid by the ~3 ns a thread and instruction it saves.
-pub const HOT_THREADS: u64 = 8192;
+/// The lane-group form's compile time expected from the one-thread form's: about the median
+/// of the corpus's kernels (2.5–21×: more where many instructions run lane by lane).
+pub const GROUP_COMPILE_RATIO: u32 = 8;
 
 impl Default for CompileOptions {
     fn default() -> CompileOptions {
@@ -353,10 +358,21 @@ pub struct CompiledKernel {
     pub function: usize,
     /// For kernels with barriers or warp collectives: how their rounds are completed.
     pub coop: Option<crate::sync::CoopKernel>,
-    /// Threads launched so far, and the lane-group form once compiled (`None`: the kernel
-    /// cannot run in lane groups).
-    pub threads_run: AtomicU64,
+    /// The time `func` took to compile (this function alone).
+    pub compile_time: Duration,
+    /// Nanoseconds of launches run in the one-thread form so far (`LaneGroups::WhenHot`).
+    pub first_tier_nanos: AtomicU64,
+    /// Set once the lane-group form's compile has started, and the form once it is compiled
+    /// (`None`: the kernel cannot run in lane groups, or the compile failed).
+    pub group_compile_started: AtomicBool,
     pub grouped: OnceLock<Option<BlockFn>>,
+}
+
+impl CompiledKernel {
+    /// What the lane-group form is expected to take to compile (see `GROUP_COMPILE_RATIO`).
+    pub fn group_compile_estimate(&self) -> Duration {
+        self.compile_time * GROUP_COMPILE_RATIO
+    }
 }
 
 /// Native code for a module. Dropping it frees the code.
@@ -539,7 +555,13 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
     let (env, data) = place_variables(module, opts.max_module_data)?;
     let all = |_: usize| true;
     let groups = opts.lane_groups == LaneGroups::Always;
-    let (jit, ids, timings, clif) = build(module, &env, opts, &all, groups)?;
+    let Built {
+        jit,
+        ids,
+        timings,
+        clif,
+        times,
+    } = build(module, &env, opts, &all, groups)?;
     let mut kernels = HashMap::new();
     for (fi, f) in module.functions.iter().enumerate() {
         if f.kind != FunctionKind::Entry {
@@ -558,14 +580,21 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
                 static_shared: env.dynamic_shared_offset,
             }
         });
+        // (Known at once when the kernel has no lane-group form.)
+        let grouped = OnceLock::new();
+        if opts.lane_groups != LaneGroups::WhenHot || !lower::lanes::eligible(f) {
+            let _ = grouped.set(None);
+        }
         kernels.insert(
             f.name.clone(),
             CompiledKernel {
                 func: block_fn(&jit, id),
                 function: fi,
                 coop,
-                threads_run: AtomicU64::new(0),
-                grouped: OnceLock::new(),
+                compile_time: times[&fi],
+                first_tier_nanos: AtomicU64::new(0),
+                group_compile_started: AtomicBool::new(false),
+                grouped,
             },
         );
     }
@@ -613,7 +642,7 @@ impl CompiledModule {
             return Ok(None);
         }
         let only = |fi: usize| fi == function;
-        let (jit, ids, _, _) = build(module, &self.env, &self.opts, &only, true)?;
+        let Built { jit, ids, .. } = build(module, &self.env, &self.opts, &only, true)?;
         let func = block_fn(&jit, ids[&function]);
         self.tiers
             .lock()
@@ -630,12 +659,16 @@ fn block_fn(jit: &JITModule, id: ClifFuncId) -> BlockFn {
     unsafe { std::mem::transmute::<*const u8, BlockFn>(ptr) }
 }
 
-type Built = (
-    JITModule,
-    HashMap<usize, ClifFuncId>,
-    CompileTimings,
-    Vec<(String, String)>,
-);
+/// A new JIT module and what compiling it took.
+struct Built {
+    jit: JITModule,
+    /// Its functions, by index in the checked module.
+    ids: HashMap<usize, ClifFuncId>,
+    timings: CompileTimings,
+    clif: Vec<(String, String)>,
+    /// Each function's lowering and code generation.
+    times: HashMap<usize, Duration>,
+}
 
 /// Compiles the functions `wanted` selects (with lane groups for the eligible entries if
 /// `lane_groups`) into a new JIT module.
@@ -738,6 +771,7 @@ fn build(
     let mut ctx = Context::new();
     let mut fctx = FunctionBuilderContext::new();
     let mut clif = Vec::new();
+    let mut times = HashMap::new();
     for (fi, f) in module.functions.iter().enumerate() {
         let Some(&id) = ids.get(&fi) else { continue };
         jit.clear_context(&mut ctx);
@@ -772,10 +806,17 @@ fn build(
             codegen_err(&f.name, detail)
         })?;
         timings.codegen += codegen_start.elapsed();
+        times.insert(fi, lower_start.elapsed());
     }
     jit.finalize_definitions()
         .map_err(|e| codegen_err("<module>", e.to_string()))?;
-    Ok((jit, ids, timings, clif))
+    Ok(Built {
+        jit,
+        ids,
+        timings,
+        clif,
+        times,
+    })
 }
 
 #[cfg(test)]

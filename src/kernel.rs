@@ -3,7 +3,6 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use ptxjit_runtime::{BlockFailure, DeviceBuffer, Dim3, LaunchConfig, StatusKind};
@@ -472,10 +471,23 @@ impl Kernel {
             buf[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&a.bytes);
         }
         let static_shared = self.module.compiled.static_shared_bytes;
-        let func = self.tier(config);
-        // SAFETY: `func` was compiled from this kernel's checked function, whose parameter
-        // layout `buf` follows.
-        let coop = self.module.compiled.kernels[&self.name].coop.as_ref();
+        let k = &self.module.compiled.kernels[&self.name];
+        let func = k.grouped.get().copied().flatten().unwrap_or(self.func);
+        // (A test's injected failure is read on the launching thread, not the worker's.)
+        #[cfg(test)]
+        let fail = jit::tests::FAIL_GROUPED.get();
+        let compile = || {
+            #[cfg(test)]
+            let before = jit::tests::FAIL_GROUPED.replace(fail);
+            let m = &self.module;
+            let grouped = crate::tier::compile(&m.compiled, &m.checked, &self.name, self.function);
+            #[cfg(test)]
+            jit::tests::FAIL_GROUPED.set(before);
+            grouped
+        };
+        let blocks = config.grid.count();
+        let second_tier = crate::tier::SecondTier::new(k, started, blocks, &compile);
+        let coop = k.coop.as_ref();
         let after_round = |frames: &mut [u8], ctxs: &[ptxjit_runtime::BlockContext]| {
             coop.expect("only cooperative kernels have rounds")
                 .after_round(frames, ctxs)
@@ -486,6 +498,8 @@ impl Kernel {
             after_round: &after_round,
             grid_wide: c.grid_wide,
         });
+        // SAFETY: `func` (and the group form the second tier gives) was compiled from this
+        // kernel's checked function, whose parameter layout `buf` follows.
         let outcome = unsafe {
             ptxjit_runtime::launch_scheduled(
                 func,
@@ -495,13 +509,17 @@ impl Kernel {
                 cooperation.as_ref(),
                 &ptxjit_runtime::LaunchOptions {
                     schedule,
-                    // The timeout counts from the launch's start, a hot compile included
-                    // (which cannot be interrupted: the launch ends as soon as it is done).
                     timeout: self.timeout.map(|t| t.saturating_sub(started.elapsed())),
+                    upgrade: second_tier
+                        .as_ref()
+                        .map(|t| t as &dyn ptxjit_runtime::Upgrade),
                 },
             )
+        };
+        if let Some(t) = &second_tier {
+            t.launched(started.elapsed());
         }
-        .map_err(|e| self.launch_error(e.to_string()))?;
+        let outcome = outcome.map_err(|e| self.launch_error(e.to_string()))?;
         let shared_bytes = static_shared as u64 + config.dynamic_shared_bytes as u64;
         outcome.map_err(|failure| self.failure(failure, shared_bytes))
     }
@@ -534,32 +552,17 @@ impl Kernel {
         Ok(LaunchConfig { cluster, ..*config })
     }
 
-    /// The code to run: the lane-group form once the kernel is hot (`LaneGroups::WhenHot`),
-    /// compiled here on first need, else the module's.
-    fn tier(&self, config: &LaunchConfig) -> ptxjit_runtime::BlockFn {
+    /// Whether this kernel's launches now run in lane groups; waits first if a launch (on
+    /// another thread) is compiling that form
+    /// ([`LaneGroups::WhenHot`](crate::LaneGroups::WhenHot)). For timing launches as they
+    /// run once the kernel is hot.
+    pub fn finish_compiling(&self) -> bool {
         let compiled = &self.module.compiled;
-        let k = &compiled.kernels[&self.name];
-        if compiled.lane_groups() != jit::LaneGroups::WhenHot {
-            return self.func;
+        match compiled.lane_groups() {
+            jit::LaneGroups::Off => false,
+            jit::LaneGroups::Always => crate::lower::lanes::eligible(self.decl()),
+            jit::LaneGroups::WhenHot => crate::tier::wait(&compiled.kernels[&self.name]),
         }
-        let threads = config.grid.count() * config.block.count();
-        let before = k.threads_run.fetch_add(threads, Ordering::Relaxed);
-        if before + threads < jit::HOT_THREADS {
-            return self.func;
-        }
-        // The second tier is only faster, never needed: if its compile fails, even by a
-        // panic inside Cranelift (a lowering bug the eager mode's tests should catch), the
-        // module's form keeps running the kernel, in this launch and every later one.
-        k.grouped
-            .get_or_init(|| {
-                let start = std::time::Instant::now();
-                let grouped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    compiled.compile_grouped(&self.module.checked, self.function)
-                }));
-                crate::stats::hot_compiled(start);
-                grouped.ok().and_then(Result::ok).flatten()
-            })
-            .unwrap_or(self.func)
     }
 
     /// The error of a failed block of a launch whose blocks had `shared_bytes` of shared memory.
@@ -697,35 +700,82 @@ impl Kernel {
 
 #[cfg(test)]
 mod tier_tests {
+    use std::sync::atomic::Ordering;
+
     use super::*;
+
+    /// Out\[i\] = i, in blocks of 256.
+    const PTX: &str = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u64 out) {\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+        ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\n\
+        mov.u32 %r3, %ntid.x;\nmad.lo.u32 %r1, %r2, %r3, %r1;\n\
+        mul.wide.u32 %rd2, %r1, 4;\nadd.u64 %rd1, %rd1, %rd2;\n\
+        st.global.u32 [%rd1], %r1;\nret;\n}\n";
+
+    /// A fresh module of [`PTX`] (not the cache's, whose kernel may have run elsewhere).
+    fn fresh(name: &str) -> (Module, Kernel) {
+        let module = Module::from_ptx_named(name, PTX, &CompileOptions::default()).unwrap();
+        let kernel = module.kernel("k").unwrap();
+        (module, kernel)
+    }
+
+    fn compiled(kernel: &Kernel) -> &jit::CompiledKernel {
+        &kernel.module.compiled.kernels["k"]
+    }
+
+    /// As if the kernel had run in its one-thread form for as long as its group form takes
+    /// to compile.
+    fn run_long_enough(kernel: &Kernel) {
+        let k = compiled(kernel);
+        let nanos = k.group_compile_estimate().as_nanos() as u64;
+        k.first_tier_nanos.store(nanos, Ordering::Relaxed);
+    }
+
+    fn launch_and_check(kernel: &Kernel, blocks: u32) {
+        let out = DeviceBuffer::zeroed(blocks as usize * 256 * 4).unwrap();
+        kernel.launch(blocks, 256, &[Arg::buffer(&out)]).unwrap();
+        let want: Vec<u32> = (0..blocks * 256).collect();
+        assert_eq!(out.to_vec::<u32>(), want);
+    }
+
+    #[test]
+    fn a_kernel_that_has_run_less_than_its_group_compile_takes_stays_one_thread() {
+        let (_m, kernel) = fresh("<tier: brief>");
+        for _ in 0..4 {
+            launch_and_check(&kernel, 2);
+        }
+        let k = compiled(&kernel);
+        assert!(
+            k.first_tier_nanos.load(Ordering::Relaxed) > 0,
+            "launch time counted"
+        );
+        assert!(!k.group_compile_started.load(Ordering::Relaxed));
+        assert!(!kernel.finish_compiling());
+    }
+
+    #[test]
+    fn a_kernel_that_has_run_as_long_as_its_group_compile_takes_gets_the_group_form() {
+        let (_m, kernel) = fresh("<tier: long>");
+        run_long_enough(&kernel);
+        // The first block's worker compiles it, and runs it with the blocks after.
+        launch_and_check(&kernel, 8);
+        assert!(kernel.finish_compiling());
+        assert!(compiled(&kernel).grouped.get().unwrap().is_some());
+        launch_and_check(&kernel, 8);
+    }
 
     #[test]
     fn a_failing_second_tier_compile_leaves_the_first_tier_running() {
-        let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
-            .visible .entry k(.param .u64 out) {\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
-            ld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\nmov.u32 %r2, %ctaid.x;\n\
-            mov.u32 %r3, %ntid.x;\nmad.lo.u32 %r1, %r2, %r3, %r1;\n\
-            mul.wide.u32 %rd2, %r1, 4;\nadd.u64 %rd1, %rd1, %rd2;\n\
-            st.global.u32 [%rd1], %r1;\nret;\n}\n";
-        let module = Module::from_ptx_named("<tier>", ptx, &CompileOptions::default()).unwrap();
-        let kernel = module.kernel("k").unwrap();
-        let out = DeviceBuffer::zeroed(2 * jit::HOT_THREADS as usize * 4).unwrap();
+        let (_m, kernel) = fresh("<tier: failing>");
+        run_long_enough(&kernel);
+        // (The flag is read on the launching thread and set on the compiling worker.)
         jit::tests::FAIL_GROUPED.set(true);
-        // Hot at once, twice: the failed compile is not retried, and both launches run.
-        for _ in 0..2 {
-            kernel
-                .launch(2 * jit::HOT_THREADS as u32 / 256, 256, &[Arg::buffer(&out)])
-                .unwrap();
-        }
+        launch_and_check(&kernel, 8);
         jit::tests::FAIL_GROUPED.set(false);
-        let want: Vec<u32> = (0..2 * jit::HOT_THREADS as u32).collect();
-        assert_eq!(out.to_vec::<u32>(), want);
-        assert!(
-            kernel.module.compiled.kernels["k"]
-                .grouped
-                .get()
-                .unwrap()
-                .is_none()
-        );
+        assert!(!kernel.finish_compiling());
+        assert!(compiled(&kernel).grouped.get().unwrap().is_none());
+        // Not retried: the one-thread form runs on.
+        launch_and_check(&kernel, 8);
+        assert!(compiled(&kernel).grouped.get().unwrap().is_none());
     }
 }

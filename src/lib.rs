@@ -31,6 +31,7 @@ pub mod swizzle;
 pub mod sync;
 pub mod tensor_copy;
 pub mod tensor_map;
+mod tier;
 pub mod types;
 pub mod wgmma;
 

@@ -16,9 +16,9 @@ pub struct Tally {
 pub struct Totals {
     /// Modules compiled (parse, check, first tier), cache hits not counted.
     pub compiles: Tally,
-    /// Lane-group forms compiled when a kernel became hot (inside a launch).
+    /// Lane-group forms compiled when a kernel became hot (by a worker of a launch).
     pub hot_compiles: Tally,
-    /// Launches, from argument checks to the grid's end (hot compiles included).
+    /// Launches, from argument checks to the grid's end.
     pub launches: Tally,
 }
 

@@ -247,11 +247,12 @@ fn a_register_that_group_helpers_keep_in_memory_has_each_lanes_value() {
 }
 
 #[test]
-fn the_group_form_is_compiled_once_a_kernel_is_hot() {
+fn every_launch_of_a_kernel_on_its_way_to_the_group_form_is_correct() {
     let ptx = kernel("add.u32 %r6, %r4, %r9;\nst.global.u32 [%rd3], %r6;\nret;");
     let m = module(&ptx, LaneGroups::WhenHot);
     let k = m.kernel("k").unwrap();
-    // Small launches (one-thread form), then a large one (group form): all correct.
+    // Small launches (one-thread form), then larger ones, which may start the group form's
+    // compile and switch to it part-way: all correct.
     for (grid, n) in [(1u32, 5u32), (1, 6), (64, 7), (64, 8)] {
         let out = DeviceBuffer::zeroed(grid as usize * 256 * 4).unwrap();
         k.launch(grid, 256, &[Arg::buffer(&out), Arg::u32(n)])

@@ -1,0 +1,188 @@
+//! The second compile tier of [`LaneGroups::WhenHot`](crate::LaneGroups::WhenHot): when a
+//! kernel's lane-group form is compiled, and how launches switch to it.
+//!
+//! A kernel's launches run its one-thread form until one of them, before starting a block,
+//! finds either
+//! - that the kernel has run in that form, over all its launches, for as long as the group
+//!   form is expected to take to compile ([`CompiledKernel::group_compile_estimate`]): a ski
+//!   rental, so that a kernel of many short launches pays at most twice what knowing its
+//!   future would have; or
+//! - that what is left of this launch, at the time the asking worker's last block took,
+//!   would take the one-thread form [`PAYBACK`] times that estimate: the group form (4–7
+//!   times faster on the bench's kernels) then repays its compile within this launch. (A
+//!   worker's own blocks, from its second on, not the launch's elapsed time: the first
+//!   blocks wait for the workers to wake and run from cold caches.)
+//!
+//! That worker compiles the group form while the others go on with the one-thread form, and
+//! every block that starts once it is ready runs it (the kernels that have a group form have
+//! independent blocks: no barriers, no cooperation). So a single long launch (`ptxjit run`'s)
+//! switches part-way, and a short one never waits for a compile it would not repay.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use ptxjit_runtime::{BlockFn, Upgrade};
+
+use crate::frontend::checked;
+use crate::jit::{CompiledKernel, CompiledModule};
+
+/// How much longer than the group form's compile the rest of a launch must promise to run
+/// in the one-thread form for the compile to start at once: with the group form 4× faster,
+/// three quarters of that time is saved, which is the compile.
+pub const PAYBACK: f64 = 4.0 / 3.0;
+
+/// A launch's way to the lane-group form of its kernel, while that form is not decided.
+pub(crate) struct SecondTier<'a> {
+    kernel: &'a CompiledKernel,
+    started: Instant,
+    /// The kernel's time in the one-thread form before this launch.
+    spent: Duration,
+    /// The launch's blocks, the workers running them, and the blocks started so far.
+    blocks: u64,
+    workers: u64,
+    asked: AtomicU64,
+    /// Per worker (by rayon's index; the last one for the launching thread): when it last
+    /// asked, in nanoseconds after `started`, and how often.
+    last_asked: Vec<(AtomicU64, AtomicU64)>,
+    /// Compiles the group form (see [`compile`]) and returns it.
+    compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
+}
+
+impl<'a> SecondTier<'a> {
+    /// For a launch of `blocks` blocks of `kernel` that started at `started`; `None` when the
+    /// kernel's form is decided (`kernel.grouped` then says which runs).
+    pub fn new(
+        kernel: &'a CompiledKernel,
+        started: Instant,
+        blocks: u64,
+        compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
+    ) -> Option<SecondTier<'a>> {
+        if kernel.grouped.get().is_some() {
+            return None;
+        }
+        let workers = ptxjit_runtime::workers::count();
+        Some(SecondTier {
+            kernel,
+            started,
+            spent: Duration::from_nanos(kernel.first_tier_nanos.load(Ordering::Relaxed)),
+            blocks,
+            workers: workers as u64,
+            asked: AtomicU64::new(0),
+            last_asked: (0..=workers)
+                .map(|_| (AtomicU64::new(0), AtomicU64::new(0)))
+                .collect(),
+            compile,
+        })
+    }
+
+    /// Counts the launch's `time` as the one-thread form's (blocks that ran the group form
+    /// count too: it is decided then, and the count no longer matters).
+    pub fn launched(&self, time: Duration) {
+        let nanos = time.as_nanos().min(u64::MAX as u128) as u64;
+        self.kernel
+            .first_tier_nanos
+            .fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// Whether the group form should be compiled now, before the block about to start.
+    fn due(&self) -> bool {
+        let elapsed = self.started.elapsed();
+        let now = elapsed.as_nanos().min(u64::MAX as u128) as u64;
+        let started = self.asked.fetch_add(1, Ordering::Relaxed);
+        // The rest of the launch, at this worker's last block's time (its second on).
+        let slot = rayon::current_thread_index().unwrap_or(self.workers as usize);
+        let rest = self.last_asked.get(slot).and_then(|(last, count)| {
+            let previous = last.swap(now, Ordering::Relaxed);
+            (count.fetch_add(1, Ordering::Relaxed) >= 2).then(|| {
+                let left = self.blocks.saturating_sub(started) as f64 / self.workers as f64;
+                Duration::from_nanos(now.saturating_sub(previous)).mul_f64(left)
+            })
+        });
+        due(
+            self.kernel.group_compile_estimate(),
+            self.spent + elapsed,
+            rest,
+        )
+    }
+}
+
+/// The rule (see the top of this file): compile now, with the compile expected to take
+/// `estimate`, the kernel having run `spent` in the one-thread form (this launch included)
+/// and the rest of this launch expected to take `rest` in it (`None`: no block timed yet)?
+fn due(estimate: Duration, spent: Duration, rest: Option<Duration>) -> bool {
+    spent >= estimate || rest.is_some_and(|r| r >= estimate.mul_f64(PAYBACK))
+}
+
+impl Upgrade for SecondTier<'_> {
+    fn block_fn(&self) -> Option<BlockFn> {
+        let k = self.kernel;
+        if let Some(&grouped) = k.grouped.get() {
+            return grouped;
+        }
+        // (Once started, no clock: another worker is compiling.)
+        if !k.group_compile_started.load(Ordering::Relaxed)
+            && self.due()
+            && !k.group_compile_started.swap(true, Ordering::AcqRel)
+        {
+            return (self.compile)();
+        }
+        None
+    }
+}
+
+/// Compiles the lane-group form of kernel `name` (function `function` of `checked`) and
+/// publishes it for the launches; returns it.
+pub(crate) fn compile(
+    compiled: &CompiledModule,
+    checked: &checked::Module,
+    name: &str,
+    function: usize,
+) -> Option<BlockFn> {
+    let start = Instant::now();
+    // The second tier is only faster, never needed: if its compile fails, even by a panic
+    // inside Cranelift (a lowering bug the eager mode's tests should catch), the one-thread
+    // form keeps running the kernel.
+    let grouped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        compiled.compile_grouped(checked, function)
+    }));
+    crate::stats::hot_compiled(start);
+    let grouped = grouped.ok().and_then(Result::ok).flatten();
+    let _ = compiled.kernels[name].grouped.set(grouped);
+    grouped
+}
+
+/// Waits until `kernel`'s lane-group compile, if one has started, is done; returns whether
+/// the kernel now runs its lane-group form.
+pub(crate) fn wait(kernel: &CompiledKernel) -> bool {
+    if kernel.group_compile_started.load(Ordering::Acquire) {
+        kernel.grouped.wait().is_some()
+    } else {
+        kernel.grouped.get().is_some_and(Option::is_some)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn a_kernel_is_compiled_once_its_one_thread_time_reaches_the_estimate() {
+        assert!(!due(4 * MS, 3 * MS, None));
+        assert!(due(4 * MS, 4 * MS, None));
+        assert!(due(4 * MS, 5 * MS, Some(Duration::ZERO)));
+    }
+
+    #[test]
+    fn a_launch_whose_rest_would_repay_the_compile_compiles_at_once() {
+        // The bound: 4/3 of the estimate.
+        assert!(!due(3 * MS, Duration::ZERO, Some(3 * MS)));
+        assert!(due(3 * MS, Duration::ZERO, Some(4 * MS)));
+    }
+
+    #[test]
+    fn a_launch_with_no_block_timed_predicts_nothing() {
+        assert!(!due(4 * MS, Duration::ZERO, None));
+    }
+}
