@@ -63,6 +63,9 @@ impl<'a> SecondTier<'a> {
             return None;
         }
         let workers = ptxjit_runtime::workers::count();
+        // (A worker's third block is the first it can predict from: fewer blocks, no
+        // allocation on a short launch's path.)
+        let timed = if blocks >= 3 { workers + 1 } else { 0 };
         Some(SecondTier {
             kernel,
             started,
@@ -70,7 +73,7 @@ impl<'a> SecondTier<'a> {
             blocks,
             workers: workers as u64,
             asked: AtomicU64::new(0),
-            last_asked: (0..=workers)
+            last_asked: (0..timed)
                 .map(|_| {
                     (
                         AtomicU64::new(0),
