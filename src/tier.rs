@@ -63,9 +63,9 @@ impl<'a> SecondTier<'a> {
             return None;
         }
         let workers = ptxjit_runtime::workers::count();
-        // (A worker's third block is the first it can predict from: fewer blocks, no
+        // (A worker's fourth block is the first it can predict from: fewer blocks, no
         // allocation on a short launch's path.)
-        let timed = if blocks >= 3 { workers + 1 } else { 0 };
+        let timed = if blocks >= 4 { workers + 1 } else { 0 };
         Some(SecondTier {
             kernel,
             started,
@@ -111,8 +111,8 @@ impl<'a> SecondTier<'a> {
                 if count < 2 {
                     return None;
                 }
-                let block = fastest.fetch_min(now.saturating_sub(previous), Ordering::Relaxed);
-                let block = block.min(now.saturating_sub(previous));
+                let interval = now.saturating_sub(previous);
+                let block = fastest.fetch_min(interval, Ordering::Relaxed).min(interval);
                 let left = self.blocks.saturating_sub(started) as f64 / self.workers as f64;
                 (count >= 3).then(|| Duration::from_nanos(block).mul_f64(left))
             });
