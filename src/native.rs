@@ -14,7 +14,7 @@
 //! f32 operation, round to nearest even, `.ftz` on the result, then `.sat` and `.relu`; NaN
 //! results are canonical. An f32 `add`, `sub` or `mul` of halves rounds to the half's bits
 //! (f32 keeps more than twice their precision), an f32 fma does not always: the group
-//! helpers round it to odd in f32 first ([`x86::fma_to_odd16`] with AVX-512's rounding per
+//! helpers round it to odd in f32 first (`fma_to_odd16` with AVX-512's rounding per
 //! instruction, TwoSum's error with AVX2), which makes the second rounding exact; the
 //! one-pair helper calls the reference where the f32 result sits on a half midpoint and
 //! was inexact.
@@ -410,18 +410,12 @@ mod x86 {
         if let Some(v) = uniform[k] {
             return v;
         }
+        // One 32-byte load: a chain's operand is mostly a register's home, which this helper
+        // stored 32 bytes at a time. (Where the JIT stored it as 16-byte vectors the load
+        // misses store-to-load forwarding, as two 16-byte loads did not; the fma chains took
+        // 0.93× the time of those, the axpys the same.)
         // SAFETY: in bounds, by the caller's promise.
-        // Two 16-byte loads a register: the JIT stored each operand as 16-byte vectors, and
-        // one wider load across two stores misses store-to-load forwarding (volatile, so that
-        // the compiler keeps them apart; the fma chains ran 1.25–1.4× faster).
-        let halves = unsafe {
-            let p = x[k].add(i).cast::<__m128i>();
-            let (lo, hi) = (
-                std::ptr::read_volatile(p),
-                std::ptr::read_volatile(p.add(1)),
-            );
-            _mm256_set_m128i(hi, lo)
-        };
+        let halves = unsafe { _mm256_loadu_si256(x[k].add(i).cast()) };
         decode16(m, halves)
     }
 
