@@ -75,8 +75,12 @@ pub enum LaneGroups {
     /// for it.
     #[default]
     WhenHot,
-    /// Compiled with the module.
+    /// Compiled with the module, for blocks of any width (groups of up to 32 lanes).
     Always,
+    /// Compiled with the module for launches of blocks this many threads wide in x: groups
+    /// of 64 lanes where it is a multiple of 64 (`lower::lanes::width`). A launch of blocks
+    /// whose width the group's does not divide runs one thread at a time.
+    AlwaysForBlockX(u32),
 }
 
 /// The lane-group form's compile time expected from the one-thread form's: about the median
@@ -554,7 +558,11 @@ pub fn place_variables(
 pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<CompiledModule> {
     let (env, data) = place_variables(module, opts.max_module_data)?;
     let all = |_: usize| true;
-    let groups = opts.lane_groups == LaneGroups::Always;
+    let groups = match opts.lane_groups {
+        LaneGroups::Off | LaneGroups::WhenHot => None,
+        LaneGroups::Always => Some(None),
+        LaneGroups::AlwaysForBlockX(x) => Some(Some(x)),
+    };
     let Built {
         jit,
         ids,
@@ -628,11 +636,14 @@ impl CompiledModule {
         self.opts.lane_groups
     }
 
-    /// The lane-group form of kernel `function`, compiled now; `None` if it cannot have one.
+    /// The lane-group form of kernel `function`, compiled now for launches of `block_x`
+    /// threads in x (others of a width it does not divide run the one-thread form); `None`
+    /// if it cannot have one.
     pub fn compile_grouped(
         &self,
         module: &checked::Module,
         function: usize,
+        block_x: u32,
     ) -> Result<Option<BlockFn>> {
         #[cfg(test)]
         if tests::FAIL_GROUPED.get() {
@@ -642,7 +653,8 @@ impl CompiledModule {
             return Ok(None);
         }
         let only = |fi: usize| fi == function;
-        let Built { jit, ids, .. } = build(module, &self.env, &self.opts, &only, true)?;
+        let Built { jit, ids, .. } =
+            build(module, &self.env, &self.opts, &only, Some(Some(block_x)))?;
         let func = block_fn(&jit, ids[&function]);
         self.tiers
             .lock()
@@ -670,14 +682,14 @@ struct Built {
     times: HashMap<usize, Duration>,
 }
 
-/// Compiles the functions `wanted` selects (with lane groups for the eligible entries if
-/// `lane_groups`) into a new JIT module.
+/// Compiles the functions `wanted` selects into a new JIT module, with lane groups for the
+/// eligible entries if `lane_groups` is some (for launches of that `ntid.x`, if known).
 fn build(
     module: &checked::Module,
     env: &Env,
     opts: &CompileOptions,
     wanted: &dyn Fn(usize) -> bool,
-    lane_groups: bool,
+    lane_groups: Option<Option<u32>>,
 ) -> Result<Built> {
     let codegen_err = |function: &str, message: String| Error::Codegen {
         function: function.into(),
@@ -780,7 +792,8 @@ fn build(
         {
             let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
             let options = lower::Options {
-                lane_groups,
+                lane_groups: lane_groups.is_some(),
+                block_x: lane_groups.flatten(),
                 confine: opts.confine,
             };
             let callees = Callees {

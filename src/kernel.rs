@@ -480,7 +480,13 @@ impl Kernel {
             #[cfg(test)]
             let before = jit::tests::FAIL_GROUPED.replace(fail);
             let m = &self.module;
-            let grouped = crate::tier::compile(&m.compiled, &m.checked, &self.name, self.function);
+            let grouped = crate::tier::compile(
+                &m.compiled,
+                &m.checked,
+                &self.name,
+                self.function,
+                config.block.x,
+            );
             #[cfg(test)]
             jit::tests::FAIL_GROUPED.set(before);
             grouped
@@ -560,7 +566,9 @@ impl Kernel {
         let compiled = &self.module.compiled;
         match compiled.lane_groups() {
             jit::LaneGroups::Off => false,
-            jit::LaneGroups::Always => crate::lower::lanes::eligible(self.decl()),
+            jit::LaneGroups::Always | jit::LaneGroups::AlwaysForBlockX(_) => {
+                crate::lower::lanes::eligible(self.decl())
+            }
             jit::LaneGroups::WhenHot => crate::tier::wait(&compiled.kernels[&self.name]),
         }
     }

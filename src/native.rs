@@ -809,7 +809,7 @@ mod tests {
             for shift in [-8, 0, 3] {
                 let a = half(k as f64 * 2f64.powi(shift - bits));
                 let b = half(3.0 * 2f64.powi(-shift));
-                for exponent in [tiny, tiny + 5, -(bits as i32) - 8] {
+                for exponent in [tiny, tiny + 5, -bits - 8] {
                     for sign in [1.0, -1.0] {
                         out.push([a, b, half(sign * 2f64.powi(exponent))]);
                     }

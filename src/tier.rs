@@ -147,20 +147,21 @@ impl Upgrade for SecondTier<'_> {
     }
 }
 
-/// Compiles the lane-group form of kernel `name` (function `function` of `checked`) and
-/// publishes it for the launches; returns it.
+/// Compiles the lane-group form of kernel `name` (function `function` of `checked`) for
+/// launches of `block_x` threads in x and publishes it for the launches; returns it.
 pub(crate) fn compile(
     compiled: &CompiledModule,
     checked: &checked::Module,
     name: &str,
     function: usize,
+    block_x: u32,
 ) -> Option<BlockFn> {
     let start = Instant::now();
     // The second tier is only faster, never needed: if its compile fails, even by a panic
     // inside Cranelift (a lowering bug the eager mode's tests should catch), the one-thread
     // form keeps running the kernel.
     let grouped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        compiled.compile_grouped(checked, function)
+        compiled.compile_grouped(checked, function, block_x)
     }));
     crate::stats::hot_compiled(start);
     let grouped = grouped.ok().and_then(Result::ok).flatten();

@@ -9,9 +9,15 @@ use common::case::{kernel_dirs, load_case};
 use ptxjit::interp::Interpreter;
 use ptxjit::{Arg, CompileOptions, DeviceBuffer, LaneGroups, Module};
 
-/// Both compiled forms: one thread at a time, and lane groups.
-fn forms() -> [CompileOptions; 2] {
-    [LaneGroups::Off, LaneGroups::Always].map(|lane_groups| CompileOptions {
+/// The compiled forms: one thread at a time, lane groups for any block, and lane groups for
+/// launches of `block_x` threads in x (64 lanes a group where that allows).
+fn forms(block_x: u32) -> [CompileOptions; 3] {
+    [
+        LaneGroups::Off,
+        LaneGroups::Always,
+        LaneGroups::AlwaysForBlockX(block_x),
+    ]
+    .map(|lane_groups| CompileOptions {
         lane_groups,
         ..CompileOptions::default()
     })
@@ -29,7 +35,7 @@ fn compiler_kernels_give_the_same_bits_in_the_jit_and_the_interpreter() {
             Err(e) => panic!("{}: {e}", dir.display()),
             Ok(()) => {}
         }
-        for opts in forms() {
+        for opts in forms(interp.config.block.x) {
             let jit = load_case(&dir);
             let module = Module::from_ptx_named("k.ptx", &text, &opts).unwrap();
             module
@@ -154,7 +160,7 @@ fn run_campaign(programs: usize, seed: u64) {
         .collect();
     for p in 0..programs {
         let text = random_program(&mut rng, 24);
-        let threads = 32;
+        let threads = 64;
         let input: Vec<u8> = (0..threads * 96)
             .map(|i| {
                 let r = rng.next();
@@ -167,8 +173,8 @@ fn run_campaign(programs: usize, seed: u64) {
                 (h >> (8 * (i % 2))) as u8
             })
             .collect();
-        // Alternately one thread at a time and in lane groups.
-        let opts = &forms()[p % 2];
+        // Each form in turn.
+        let opts = &forms(threads as u32)[p % 3];
         let module =
             Module::from_ptx_named("k.ptx", &text, opts).unwrap_or_else(|e| panic!("{e}\n{text}"));
         let (inp, out_jit, out_interp) = (

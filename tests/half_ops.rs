@@ -205,14 +205,16 @@ fn binary_and_fma_forms_agree_with_the_reference() {
     check_all_binary_and_fma(random_count(), &with_lane_groups(ptxjit::LaneGroups::Off));
 }
 
-/// Lane groups: the group helper (the implementation this CPU runs; `native`'s unit test
-/// checks the others).
+/// Lane groups, 32 and 64 lanes wide: the group helper (the implementation this CPU runs;
+/// `native`'s unit test checks the others).
 #[test]
 fn binary_and_fma_forms_agree_with_the_reference_in_lane_groups() {
-    check_all_binary_and_fma(
-        random_count(),
-        &with_lane_groups(ptxjit::LaneGroups::Always),
-    );
+    for groups in [
+        ptxjit::LaneGroups::Always,
+        ptxjit::LaneGroups::AlwaysForBlockX(128),
+    ] {
+        check_all_binary_and_fma(random_count(), &with_lane_groups(groups));
+    }
 }
 
 /// f16 arithmetic calls a precompiled helper where the host has F16C; the inline IR must give
@@ -231,6 +233,8 @@ fn binary_and_fma_forms_agree_without_the_native_helper() {
 fn binary_and_fma_forms_agree_with_the_reference_on_a_million_random_inputs() {
     check_all_binary_and_fma(1_000_000, &with_lane_groups(ptxjit::LaneGroups::Off));
     check_all_binary_and_fma(1_000_000, &with_lane_groups(ptxjit::LaneGroups::Always));
+    let widest = ptxjit::LaneGroups::AlwaysForBlockX(128);
+    check_all_binary_and_fma(1_000_000, &with_lane_groups(widest));
     let inline = ptxjit::CompileOptions {
         native_helpers: false,
         ..Default::default()

@@ -42,9 +42,15 @@ fn kernel(body: &str) -> String {
     format!("{HEADER}{body}\n}}\n")
 }
 
-/// Every lane-group mode gives `expected`.
+/// Every lane-group mode gives `expected` (groups of 64 lanes where `block` allows).
 fn check_all_modes(ptx: &str, grid: u32, block: [u32; 3], n: u32, expected: &[u32]) {
-    for mode in [LaneGroups::Off, LaneGroups::Always, LaneGroups::WhenHot] {
+    let modes = [
+        LaneGroups::Off,
+        LaneGroups::Always,
+        LaneGroups::AlwaysForBlockX(block[0]),
+        LaneGroups::WhenHot,
+    ];
+    for mode in modes {
         let got = run(ptx, mode, grid, block, n);
         assert_eq!(got, expected, "{mode:?}");
     }
@@ -180,13 +186,26 @@ fn blocks_whose_x_size_is_not_a_multiple_of_the_group_run_one_thread_at_a_time()
             .collect();
         check_all_modes(&ptx, 1, block, 0, &expected);
     }
+    // Groups of 64 lanes (compiled for blocks of 128) run blocks of 96 and 32 threads one
+    // thread at a time.
+    for block in [[96, 1, 1], [32, 2, 1]] {
+        let expected: Vec<u32> = (0..block[1])
+            .flat_map(|y| (0..block[0]).map(move |x| x + 100 * y))
+            .collect();
+        let got = run(&ptx, LaneGroups::AlwaysForBlockX(128), 1, block, 0);
+        assert_eq!(got, expected, "{block:?}");
+    }
 }
 
 #[test]
 fn atomics_of_every_lane_count() {
     // Each thread adds its id to one counter: every lane's atomic happens once.
     let ptx = kernel("atom.global.add.u32 %r5, [%rd1], %r4;\nret;");
-    for mode in [LaneGroups::Off, LaneGroups::Always] {
+    for mode in [
+        LaneGroups::Off,
+        LaneGroups::Always,
+        LaneGroups::AlwaysForBlockX(64),
+    ] {
         let got = run(&ptx, mode, 8, [64, 1, 1], 0);
         assert_eq!(got[0], (0..512).sum::<u32>(), "{mode:?}");
     }
@@ -205,8 +224,8 @@ fn half_arithmetic_of_a_group_matches_one_thread_at_a_time() {
     .replace(".reg .b64 %rd<4>;", ".reg .b64 %rd<4>;\n.reg .b16 %rs<4>;");
     // One-thread code is checked against the reference form by form (half_ops.rs); here the
     // group code (one helper call for the group's halves, a uniform operand passed as one
-    // value) must give its bits: in groups of 32 lanes, and of 16 (where nine instructions
-    // without a vector form, which run lane by lane, come first).
+    // value) must give its bits: in groups of 64 and 32 lanes, and of 16 (where nine
+    // instructions without a vector form, which run lane by lane, come first).
     let lane_by_lane = "cvt.u64.u32 %rd2, %r4;\n".repeat(9);
     let sixteen = ptx.replacen(
         "mul.lo.u32 %r5",
@@ -215,8 +234,9 @@ fn half_arithmetic_of_a_group_matches_one_thread_at_a_time() {
     );
     for ptx in [ptx, sixteen] {
         let off = run(&ptx, LaneGroups::Off, 64, [256, 1, 1], 0);
-        let groups = run(&ptx, LaneGroups::Always, 64, [256, 1, 1], 0);
-        assert_eq!(groups, off);
+        for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(256)] {
+            assert_eq!(run(&ptx, groups, 64, [256, 1, 1], 0), off, "{groups:?}");
+        }
         assert!(off.iter().any(|&v| v != 0));
     }
 }
@@ -241,8 +261,10 @@ fn a_register_that_group_helpers_keep_in_memory_has_each_lanes_value() {
             ptx.clone()
         };
         let off = run(&ptx, LaneGroups::Off, 8, [64, 1, 1], 0);
-        let groups = run(&ptx, LaneGroups::Always, 8, [64, 1, 1], 0);
-        assert_eq!(groups, off, "uniform trips: {uniform_trips}");
+        for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+            let got = run(&ptx, groups, 8, [64, 1, 1], 0);
+            assert_eq!(got, off, "{groups:?}, uniform trips: {uniform_trips}");
+        }
     }
 }
 
@@ -281,8 +303,10 @@ fn same_as_one_thread(body: &str) {
          st.global.u32 [%rd3], %r8;\nret;"
     ));
     let want = run(&ptx, LaneGroups::Off, 4, [64, 1, 1], 5);
-    let got = run(&ptx, LaneGroups::Always, 4, [64, 1, 1], 5);
-    assert_eq!(got, want, "{body}");
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        let got = run(&ptx, groups, 4, [64, 1, 1], 5);
+        assert_eq!(got, want, "{groups:?}: {body}");
+    }
 }
 
 #[test]

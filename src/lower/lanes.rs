@@ -1,4 +1,5 @@
-//! Lane groups: a plain kernel runs its threads 16 or 32 at a time ([`width`]), as SIMD code.
+//! Lane groups: a plain kernel runs its threads 16, 32 or 64 at a time ([`width`]), as SIMD
+//! code.
 //!
 //! Why: a thread's code is mostly a chain of dependent operations, so running one thread
 //! after another leaves most of the CPU idle. Here every PTX register that varies by thread is
@@ -36,33 +37,44 @@ use crate::frontend::checked::{self, Arg, Function, Op};
 use crate::frontend::scopes::MAX_REGISTERS;
 
 /// Kernels with at most this many instructions that run lane by lane get 32 threads a
-/// group, others 16.
+/// group (64 where the launch allows: [`width`]), others 16.
 ///
 /// Why: a group helper's call on 32 lanes has twice the independent work (the fma chains
-/// gain 1.3–1.7×), and a loop's fixed costs (range checks, the back-edge's compare, the
-/// call) are paid once for twice the lanes; but an instruction without a vector form is
-/// emitted once a lane, so a kernel of many such takes twice as long to compile at 32
-/// (Triton's `add`: 58 → 134 ms), where the second tier must repay its compile quickly.
+/// gain 1.3–1.7×; on 64, 1.5× more: a chain's helper call is bound by its latency, the
+/// conversions', until eight 16-half steps overlap), and a loop's fixed costs (range checks,
+/// the back-edge's compare, the call) are paid once for twice the lanes; but an instruction
+/// without a vector form is emitted once a lane, so a kernel of many such takes twice as
+/// long to compile at 32 (Triton's `add`: 58 → 134 ms), where the second tier must repay its
+/// compile quickly.
 const FEW_LANE_BY_LANE: usize = 8;
 
-/// Threads per group for `f`: 16 or 32 (a predicate is one `i8x16` per 16 lanes; a 32-bit
-/// register is four `i32x4` per 16 lanes).
-pub fn width(f: &Function) -> usize {
-    width_given(f, &uniform_registers(f))
+/// The widest group: a divergence mask is one `i64`.
+pub const WIDEST: usize = 64;
+
+/// Threads per group for `f`: 16, 32, or [`WIDEST`] when the form is compiled for launches
+/// whose `ntid.x` (`block_x`) is a multiple of it (others run the one-thread form; a form
+/// compiled without a launch stays at 32). A predicate is one `i8x16` per 16 lanes; a
+/// 32-bit register is four `i32x4` per 16 lanes.
+pub fn width(f: &Function, block_x: Option<u32>) -> usize {
+    width_given(f, &uniform_registers(f), block_x)
 }
 
 /// [`width`], with `f`'s [`uniform_registers`] already found.
-fn width_given(f: &Function, uniform: &[bool]) -> usize {
+fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>) -> usize {
     let lane_by_lane = f
         .body
         .iter()
         .flatten()
         .filter(|i| !group_wide(i, uniform) && !super::simd::may_have_vector_form(i))
         .count();
-    if lane_by_lane <= FEW_LANE_BY_LANE {
-        32
-    } else {
+    if lane_by_lane > FEW_LANE_BY_LANE {
         16
+    } else if block_x.is_some_and(|x| (x as usize).is_multiple_of(WIDEST))
+        && f.regs.len() * WIDEST <= MAX_REGISTERS
+    {
+        WIDEST
+    } else {
+        32
     }
 }
 
@@ -80,18 +92,19 @@ pub(super) fn vector_of(t: Type) -> Option<Type> {
 }
 
 /// The stack area: the group's first thread (x, y, z), the divergence site to resume (-1:
-/// none), the divergence mask, the lane to run next, then one register frame per lane.
+/// none), the divergence mask (an `i64`, a bit a lane), the lane to run next, then one
+/// register frame per lane.
 const BASE: i32 = 0;
 const RESUME: i32 = 12;
 const MASK: i32 = 16;
-const LANE: i32 = 20;
+const LANE: i32 = 24;
 const FRAMES: i32 = 32;
 
 /// Whether `f` can run in lane groups: every register has a vector type, and a variable per
 /// lane for each would fit the register bound of one function (see `MAX_REGISTERS`).
 pub fn eligible(f: &Function) -> bool {
     f.kind == FunctionKind::Entry
-        && f.regs.len() * width(f) <= MAX_REGISTERS
+        && f.regs.len() * width(f, None) <= MAX_REGISTERS
         && f.regs.iter().all(|r| vector_of(r.ty.ir_type()).is_some())
         && !super::sync::is_cooperative(f)
         && f.vars.iter().all(|v| v.space == StateSpace::Shared)
@@ -326,9 +339,10 @@ impl Lanes {
         f: &Function,
         scalar: &HashMap<usize, Block>,
         helpers: &HashMap<&'static str, cranelift_module::FuncId>,
+        block_x: Option<u32>,
     ) -> Lanes {
         let uniform = uniform_registers(f);
-        let width = width_given(f, &uniform);
+        let width = width_given(f, &uniform, block_x);
         let scalars = f
             .regs
             .iter()
@@ -633,7 +647,7 @@ impl Translator<'_, '_> {
                 for (c, p) in p.into_iter().enumerate() {
                     let p = self.b.use_var(p);
                     let set = self.b.ins().ineg(p);
-                    let bits = self.b.ins().vhigh_bits(types::I32, set);
+                    let bits = self.b.ins().vhigh_bits(types::I64, set);
                     let bits = self.b.ins().ishl_imm_u(bits, 16 * c as i64);
                     mask = Some(match mask {
                         None => bits,
@@ -641,7 +655,8 @@ impl Translator<'_, '_> {
                     });
                 }
                 let mut mask = mask.expect("a predicate vector");
-                let every_lane = (1i64 << self.lanes.as_ref().expect("grouped").width) - 1;
+                let every_lane =
+                    (u64::MAX >> (64 - self.lanes.as_ref().expect("grouped").width)) as i64;
                 if g.negated {
                     mask = self.b.ins().bxor_imm_u(mask, every_lane);
                 }
@@ -1036,7 +1051,7 @@ impl Translator<'_, '_> {
         self.b.switch_to_block(run);
         let next = self.b.ins().iadd_imm_s(k, 1);
         self.b.ins().stack_store(types::I64, next, area, LANE);
-        let mask = self.b.ins().stack_load(types::I64, types::I32, area, MASK);
+        let mask = self.b.ins().stack_load(types::I64, types::I64, area, MASK);
         let bit = self.b.ins().ushr(mask, k);
         let bit = self.b.ins().band_imm_u(bit, 1);
         if scalar_taken.is_none() {
@@ -1079,13 +1094,18 @@ impl Translator<'_, '_> {
 #[cfg(test)]
 mod tests {
     fn width_of(body: &str) -> usize {
+        width_for(body, None)
+    }
+
+    /// [`super::width`] of a kernel of `body`, for launches of `block_x` threads in x.
+    fn width_for(body: &str, block_x: Option<u32>) -> usize {
         let text = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n\
              .visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
              mov.u32 %r1, %tid.x;\n{body}\nret;\n}}\n"
         );
         let m = crate::kernel::check_ptx("t.ptx", &text).expect("valid");
-        super::width(&m.functions[0])
+        super::width(&m.functions[0], block_x)
     }
 
     /// Which of `%r1`..`%r3` ([`super::homes`]) are kept in memory, with every group helper.
@@ -1134,6 +1154,18 @@ mod tests {
     #[test]
     fn a_kernel_of_vector_forms_runs_32_lanes_a_group() {
         assert_eq!(width_of(&"add.u32 %r2, %r1, 1;\n".repeat(40)), 32);
+    }
+
+    #[test]
+    fn a_kernel_of_vector_forms_runs_64_lanes_a_group_for_blocks_a_multiple_of_64() {
+        let body = "add.u32 %r2, %r1, 1;\n".repeat(40);
+        assert_eq!(width_for(&body, Some(256)), 64);
+        assert_eq!(width_for(&body, Some(64)), 64);
+        assert_eq!(width_for(&body, Some(96)), 32);
+        assert_eq!(width_for(&body, Some(32)), 32);
+        // Many lane-by-lane instructions keep 16, whatever the launch.
+        let many = "cvt.u64.u32 %rd1, %r1;\n".repeat(super::FEW_LANE_BY_LANE + 1);
+        assert_eq!(width_for(&many, Some(256)), 16);
     }
 
     #[test]

@@ -86,6 +86,9 @@ pub struct Env {
 pub struct Options {
     /// Plain kernels also get their lane-group form (`lanes`).
     pub lane_groups: bool,
+    /// The `ntid.x` of the launch that the lane-group form is compiled for, if one is
+    /// (`lanes::width`: the widest groups need blocks a multiple of them).
+    pub block_x: Option<u32>,
     /// Every computed address is checked (`confine`).
     pub confine: bool,
 }
@@ -430,7 +433,13 @@ impl<'a, 'b> Translator<'a, 'b> {
                     .entry(pos)
                     .or_insert_with(|| t.b.create_block());
             }
-            t.lanes = Some(lanes::Lanes::new(t.b, func, &label_blocks, callees.helpers));
+            t.lanes = Some(lanes::Lanes::new(
+                t.b,
+                func,
+                &label_blocks,
+                callees.helpers,
+                options.block_x,
+            ));
         }
         let body_start = *label_blocks.entry(0).or_insert_with(|| t.b.create_block());
         if func.kind == FunctionKind::Entry {

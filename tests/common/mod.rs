@@ -43,11 +43,12 @@ impl W {
 /// Runs `inst` (with `{d}`, `{a}`, `{b}`, `{c}` standing for the destination and sources)
 /// once per element: thread i reads element i of each source array and writes element i of
 /// the result. Values are raw bits in u64.
-/// Compiled in lane groups from the start, so that every form also runs in the group code
-/// (the default compiles them only for launches of many threads).
+/// Compiled in lane groups from the start (for its blocks of 128 threads: the widest groups
+/// where the kernel allows), so that every form also runs in the group code (the default
+/// compiles them only for kernels that have run long enough).
 pub fn elementwise(inst: &str, dst: W, srcs: &[(W, &[u64])]) -> Vec<u64> {
     let opts = ptxjit::CompileOptions {
-        lane_groups: ptxjit::LaneGroups::Always,
+        lane_groups: ptxjit::LaneGroups::AlwaysForBlockX(128),
         ..ptxjit::CompileOptions::default()
     };
     elementwise_with(&opts, inst, dst, srcs)
