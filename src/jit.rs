@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use cranelift_codegen::Context;
 use cranelift_codegen::ir::{AbiParam, Signature, types};
+use cranelift_codegen::isa::CallConv;
 use cranelift_codegen::settings::{self, Configurable};
 use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{ArenaMemoryProvider, JITBuilder, JITModule};
@@ -746,6 +747,9 @@ fn build(
     for (name, addr, _, _) in &helper_list {
         jb.symbol(*name, *addr);
     }
+    if let Some(addr) = crate::prefetch::address() {
+        jb.symbol(crate::prefetch::SYMBOL, addr);
+    }
     let mut jit = JITModule::new(jb);
 
     // Declarations.
@@ -776,6 +780,15 @@ fn build(
             .declare_function(name, Linkage::Import, &sig)
             .map_err(|e| codegen_err(name, e.to_string()))?;
         helper_ids.insert(*name, id);
+    }
+    if crate::prefetch::address().is_some() {
+        // Declared to change no register, which the assembly keeps (`prefetch`).
+        let mut sig = Signature::new(CallConv::PreserveAll);
+        sig.params.extend([AbiParam::new(types::I64); 2]);
+        let id = jit
+            .declare_function(crate::prefetch::SYMBOL, Linkage::Import, &sig)
+            .map_err(|e| codegen_err(crate::prefetch::SYMBOL, e.to_string()))?;
+        helper_ids.insert(crate::prefetch::SYMBOL, id);
     }
 
     // Definitions.

@@ -24,6 +24,7 @@ pub mod lower;
 pub mod mbarrier;
 pub mod mma;
 pub mod native;
+pub mod prefetch;
 pub mod printf;
 pub mod semantics;
 pub mod stats;

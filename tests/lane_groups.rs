@@ -515,6 +515,81 @@ fn a_grid_stride_loop_over_halfwords_stores_each_element_once() {
     check_all_modes(&ptx, 2, [128, 1, 1], n, &expected);
 }
 
+/// A grid-stride loop that adds `3i + 1` to each element in place: one load and one store
+/// a lane, through the same address.
+fn grid_stride_increment() -> String {
+    kernel(
+        "mov.u32 %r10, %nctaid.x;\nmul.lo.u32 %r10, %r10, %r2;\nmov.u32 %r5, %r4;\n\
+         setp.ge.u32 %p1, %r5, %r9;\n@%p1 bra DONE;\nLOOP:\nmul.wide.u32 %rd2, %r5, 4;\n\
+         add.s64 %rd3, %rd1, %rd2;\nld.global.u32 %r7, [%rd3];\nmad.lo.u32 %r6, %r5, 3, 1;\n\
+         add.u32 %r7, %r7, %r6;\nst.global.u32 [%rd3], %r7;\n\
+         add.u32 %r5, %r5, %r10;\nsetp.lt.u32 %p1, %r5, %r9;\n@%p1 bra LOOP;\nDONE:\nret;",
+    )
+}
+
+#[test]
+fn a_grid_stride_loop_whose_prefetches_run_past_the_buffer_stores_each_element_once() {
+    // 8 blocks of 128 threads: the loop steps 4 KiB, far enough for its load to prefetch
+    // four steps ahead (`prefetch`), past the buffer's end in the last steps.
+    let n = 8 * 1024 - 40;
+    let expected: Vec<u32> = (0..8 * 1024u32)
+        .map(|i| if i < n { i * 3 + 1 } else { 0 })
+        .collect();
+    let ptx = grid_stride_increment();
+    for mode in [
+        LaneGroups::Off,
+        LaneGroups::Always,
+        LaneGroups::AlwaysForBlockX(128),
+    ] {
+        let out = DeviceBuffer::zeroed(expected.len() * 4).unwrap();
+        module(&ptx, mode)
+            .kernel("k")
+            .unwrap()
+            .launch(8, 128, &[Arg::buffer(&out), Arg::u32(n)])
+            .unwrap();
+        assert_eq!(out.to_vec::<u32>(), expected, "{mode:?}");
+    }
+}
+
+/// How many calls of the prefetch helper (the one function declared `preserve_all`) the
+/// group form of `ptx`'s kernel makes.
+fn prefetch_calls(ptx: &str) -> usize {
+    let opts = CompileOptions {
+        lane_groups: LaneGroups::AlwaysForBlockX(128),
+        keep_clif: true,
+        ..CompileOptions::default()
+    };
+    let module = Module::from_ptx_named("<ptx>", ptx, &opts).unwrap();
+    let (_, clif) = &module.clif()[0];
+    let sig = clif
+        .lines()
+        .find_map(|l| l.trim().strip_suffix(" = (i64, i64) preserve_all"))
+        .map(str::to_owned);
+    let Some(sig) = sig else { return 0 };
+    let callee = clif
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_suffix(&format!(" {sig}"))
+                .map(|f| f.split(' ').next().unwrap().to_owned())
+        })
+        .expect("declared");
+    clif.matches(&format!("call {callee}(")).count()
+}
+
+#[test]
+fn a_loops_contiguous_load_prefetches_ahead_and_a_store_through_its_address_does_not() {
+    if !cfg!(target_arch = "x86_64") {
+        return;
+    }
+    assert_eq!(prefetch_calls(&grid_stride_increment()), 1);
+    // Outside a loop, the hardware's prefetchers follow the groups.
+    let once = kernel(
+        "ld.global.u32 %r7, [%rd3];\nadd.u32 %r7, %r7, 1;\nst.global.u32 [%rd3], %r7;\nret;",
+    );
+    assert_eq!(prefetch_calls(&once), 0);
+}
+
 #[test]
 fn lanes_whose_widened_index_wraps_between_them_are_not_contiguous() {
     // %r5 = tid + 0xFFFFFFF8: lanes 0..7 widen to 2^32 - 8 + k, lanes 8..15 to k - 8. The base

@@ -235,25 +235,7 @@ fn homes(
         }
         _ => false,
     };
-    // Positions inside a loop: between a label and a branch back to it (each loop's span
-    // marked at its ends, then summed).
-    let mut spans = vec![0i64; body.len() + 1];
-    for (pos, inst) in body.iter().enumerate() {
-        if let (Op::Bra, Some(Arg::Label(l))) = (inst.op, inst.args.first()) {
-            let target = f.labels[*l];
-            if target <= pos {
-                spans[target] += 1;
-                spans[pos + 1] -= 1;
-            }
-        }
-    }
-    let in_loop: Vec<bool> = spans
-        .iter()
-        .scan(0, |open, d| {
-            *open += d;
-            Some(*open > 0)
-        })
-        .collect();
+    let in_loop = loop_positions(f);
     let (mut helper_uses, mut other_uses) = (vec![0; f.regs.len()], vec![0; f.regs.len()]);
     for (pos, inst) in body.iter().enumerate() {
         let weight = if in_loop[pos] { IN_LOOP_WEIGHT } else { 1 };
@@ -276,6 +258,29 @@ fn homes(
                 && strides[r].is_none()
                 && helper_uses[r] > 0
                 && helper_uses[r] >= other_uses[r]
+        })
+        .collect()
+}
+
+/// Whether each position of `f`'s body lies inside a loop: between a label and a branch back
+/// to it (each loop's span marked at its ends, then summed).
+fn loop_positions(f: &Function) -> Vec<bool> {
+    let body = f.body.as_deref().unwrap_or(&[]);
+    let mut spans = vec![0i64; body.len() + 1];
+    for (pos, inst) in body.iter().enumerate() {
+        if let (Op::Bra, Some(Arg::Label(l))) = (inst.op, inst.args.first()) {
+            let target = f.labels[*l];
+            if target <= pos {
+                spans[target] += 1;
+                spans[pos + 1] -= 1;
+            }
+        }
+    }
+    spans
+        .iter()
+        .scan(0, |open, d| {
+            *open += d;
+            Some(*open > 0)
         })
         .collect()
 }
@@ -309,6 +314,8 @@ pub(super) struct Lanes {
     pub(super) in_range: Vec<Option<Variable>>,
     /// Threads in the group ([`width`]).
     pub(super) width: usize,
+    /// Whether each position lies inside a loop (`loop_positions`).
+    pub(super) in_loop: Vec<bool>,
     /// The group's first thread: the lanes are x + 0..width, y, z.
     pub(super) first: [Variable; 3],
     /// The thread id the one-thread lowering sees (one lane's while it runs lane by lane).
@@ -420,6 +427,7 @@ impl Lanes {
         labels.entry(0).or_insert_with(|| b.create_block());
         Lanes {
             width,
+            in_loop: loop_positions(f),
             homes,
             vectors,
             scalars,
@@ -693,7 +701,7 @@ impl Translator<'_, '_> {
                 let lanes = self.lanes.as_ref().expect("grouped");
                 let defs = super::liveness::destinations(inst);
                 let derived = matches!(defs[..], [d] if lanes.derived[d as usize]);
-                if !derived && !self.vector_form(inst)? {
+                if !derived && !self.vector_form(inst, pos)? {
                     self.lane_by_lane(inst)?;
                 }
                 self.affine_lane_zero(inst)?;

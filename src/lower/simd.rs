@@ -7,10 +7,13 @@
 //! address + k × width: known when the kernel is compiled for a lane-affine address
 //! register, `affine`, else tested at run time) is one range check and vector loads or
 //! stores; other addresses, or a range that fails its check, go lane by lane, so a fault
-//! names the same lane and address as the one-thread code.
+//! names the same lane and address as the one-thread code. Inside a loop, such an access
+//! prefetches where its steps lead (`crate::prefetch`).
 
 use cranelift_codegen::ir::condcodes::{CondCode, FloatCC, IntCC};
-use cranelift_codegen::ir::{ConstantData, InstBuilder, MemFlagsData, Type, Value, types};
+use cranelift_codegen::ir::{
+    ConstantData, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type, Value, types,
+};
 
 use super::lanes::vector_of;
 use super::{LResult, Translator};
@@ -43,7 +46,7 @@ pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
 impl Translator<'_, '_> {
     /// Lowers `inst` for the whole group with vectors, if it has a vector form here; returns
     /// whether it did (emitting nothing when not).
-    pub(super) fn vector_form(&mut self, inst: &Inst) -> LResult<bool> {
+    pub(super) fn vector_form(&mut self, inst: &Inst, pos: usize) -> LResult<bool> {
         if inst.guard.is_some() {
             return Ok(false);
         }
@@ -67,8 +70,8 @@ impl Translator<'_, '_> {
                 ty: PtxType::F32,
                 mods,
             } => self.v_f32(op, mods, a),
-            Op::Ld { space, ty, vec: 1 } => self.v_access(inst, space, ty, &a[1], Some(&a[0])),
-            Op::St { space, ty, vec: 1 } => self.v_access(inst, space, ty, &a[0], None),
+            Op::Ld { space, ty, vec: 1 } => self.v_access(inst, pos, space, ty, &a[1], Some(&a[0])),
+            Op::St { space, ty, vec: 1 } => self.v_access(inst, pos, space, ty, &a[0], None),
             _ => Ok(false),
         }
     }
@@ -654,6 +657,7 @@ impl Translator<'_, '_> {
     fn v_access(
         &mut self,
         inst: &Inst,
+        pos: usize,
         space: StateSpace,
         ty: PtxType,
         addr: &Arg,
@@ -726,6 +730,11 @@ impl Translator<'_, '_> {
         let join = self.b.create_block();
 
         self.b.switch_to_block(fast);
+        if self.lanes.as_ref().expect("grouped").in_loop[pos]
+            && (stored.is_none() || !self.loaded_from(base, offset))
+        {
+            self.prefetch_ahead(first, width * self.width() as u32);
+        }
         let vt = vector_of(ty.ir_type()).expect("checked");
         let flags = MemFlagsData::new();
         match stored {
@@ -750,6 +759,55 @@ impl Translator<'_, '_> {
         self.b.seal_block(join);
         self.b.switch_to_block(join);
         Ok(true)
+    }
+
+    /// Whether some load of the function reads through the same address operand (a store
+    /// there needs no prefetch of its own: the load's brought the lines in).
+    fn loaded_from(&self, base: u32, offset: i64) -> bool {
+        self.func.body.iter().flatten().any(|inst| {
+            matches!(
+                (inst.op, inst.args.get(1)),
+                (Op::Ld { .. }, Some(&Arg::Addr { base: AddrBase::Reg(b), offset: o }))
+                    if (b, o) == (base, offset)
+            )
+        })
+    }
+
+    /// At a contiguous access of `bytes` from `first` inside a loop: the site's distance
+    /// since its last run, and a prefetch of the range that many distances ahead
+    /// (`crate::prefetch`).
+    fn prefetch_ahead(&mut self, first: Value, bytes: u32) {
+        let Some(f) = self.native_helper_ref(crate::prefetch::SYMBOL) else {
+            return;
+        };
+        let last =
+            self.b
+                .create_sized_stack_slot(StackSlotData::new(StackSlotKind::ExplicitSlot, 8, 3));
+        let last = self.b.ins().stack_addr(types::I64, last, 0);
+        let flags = MemFlagsData::trusted();
+        let before = self.b.ins().load(types::I64, flags, last, 0);
+        self.b.ins().store(flags, first, last, 0);
+        let step = self.b.ins().isub(first, before);
+        let size = self.b.ins().iabs(step);
+        let far = self.b.ins().icmp_imm_u(
+            IntCC::UnsignedGreaterThanOrEqual,
+            size,
+            crate::prefetch::FAR,
+        );
+        let (prefetch, on) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(far, prefetch, &[], on, &[]);
+        self.b.seal_block(prefetch);
+        self.b.switch_to_block(prefetch);
+        let ahead = self
+            .b
+            .ins()
+            .ishl_imm_u(step, crate::prefetch::DISTANCE_SHIFT);
+        let at = self.b.ins().iadd(first, ahead);
+        let bytes = self.b.ins().iconst(types::I64, i64::from(bytes));
+        self.b.ins().call(f, &[at, bytes]);
+        self.b.ins().jump(on, &[]);
+        self.b.seal_block(on);
+        self.b.switch_to_block(on);
     }
 }
 
