@@ -10,9 +10,12 @@
 //! - that what is left of this launch, at the time the asking worker's fastest block took,
 //!   would take the one-thread form [`PAYBACK`] times that estimate: the group form (4–7
 //!   times faster on the bench's kernels) then repays its compile within this launch. (A
-//!   worker's own blocks, from its second on, not the launch's elapsed time: the first
-//!   blocks wait for the workers to wake and run from cold caches; the fastest of two or
-//!   more, since a worker of a loaded machine is sometimes preempted.)
+//!   worker's own blocks, not the launch's elapsed time; the fastest so far, since a worker
+//!   of a loaded machine is sometimes preempted. A worker predicts from its first block on,
+//!   at its second: a first block also waits for the worker to wake and runs from cold
+//!   caches, so it errs towards compiling early, which a launch of few long blocks needs
+//!   to repay the compile within itself: 8 blocks of the bench's fma chain, 4 a worker,
+//!   decided at the fourth ran all of them in the one-thread form.)
 //!
 //! That worker compiles the group form while the others go on with the one-thread form, and
 //! every block that starts once it is ready runs it (the kernels that have a group form have
@@ -63,8 +66,8 @@ impl<'a> SecondTier<'a> {
             return None;
         }
         let workers = ptxjit_runtime::workers::count();
-        // (A worker's fourth block is the first it can predict from: fewer blocks, no
-        // allocation on a short launch's path.)
+        // (A worker's second block is the first it can predict from; fewer than four
+        // blocks: no allocation on a short launch's path.)
         let timed = if blocks >= 4 { workers + 1 } else { 0 };
         Some(SecondTier {
             kernel,
@@ -99,8 +102,7 @@ impl<'a> SecondTier<'a> {
     fn due(&self) -> bool {
         let now = self.started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
         let started = self.asked.fetch_add(1, Ordering::Relaxed);
-        // The rest of the launch, at this worker's fastest block's time (of its second on,
-        // two at least).
+        // The rest of the launch, at this worker's fastest block's time so far.
         let slot = rayon::current_thread_index().unwrap_or(self.workers as usize);
         let rest = self
             .last_asked
@@ -108,13 +110,13 @@ impl<'a> SecondTier<'a> {
             .and_then(|(last, count, fastest)| {
                 let previous = last.swap(now, Ordering::Relaxed);
                 let count = count.fetch_add(1, Ordering::Relaxed);
-                if count < 2 {
+                if count == 0 {
                     return None;
                 }
                 let interval = now.saturating_sub(previous);
                 let block = fastest.fetch_min(interval, Ordering::Relaxed).min(interval);
                 let left = self.blocks.saturating_sub(started) as f64 / self.workers as f64;
-                (count >= 3).then(|| Duration::from_nanos(block).mul_f64(left))
+                Some(Duration::from_nanos(block).mul_f64(left))
             });
         due(self.kernel.group_compile_estimate(), self.spent, rest)
     }
