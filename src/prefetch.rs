@@ -5,8 +5,8 @@
 //! block touches the lines beside them only after all of this group's iterations. The
 //! hardware's prefetchers do not follow that far, so every iteration waits for memory. The
 //! group code remembers where each access site went last and, before accessing, prefetches
-//! the range [`DISTANCE`] steps of that distance ahead: the stride a GPU's many warps in
-//! flight would have covered. Cranelift has no prefetch instruction, so the JIT code calls
+//! its range four steps of that distance ahead ([`DISTANCE_SHIFT`]): where a GPU's many
+//! warps in flight would have been. Cranelift has no prefetch instruction, so the JIT code calls
 //! [`SYMBOL`], written in assembly to change no register and declared `preserve_all`: the
 //! call site keeps its values in registers.
 //!

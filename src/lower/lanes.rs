@@ -226,6 +226,7 @@ fn homes(
     uniform: &[bool],
     strides: &[Option<i64>],
     helpers: &HashMap<&'static str, cranelift_module::FuncId>,
+    in_loop: &[bool],
 ) -> Vec<bool> {
     let body = f.body.as_deref().unwrap_or(&[]);
     let by_helper = |inst: &checked::Inst| match inst.op {
@@ -235,7 +236,6 @@ fn homes(
         }
         _ => false,
     };
-    let in_loop = loop_positions(f);
     let (mut helper_uses, mut other_uses) = (vec![0; f.regs.len()], vec![0; f.regs.len()]);
     for (pos, inst) in body.iter().enumerate() {
         let weight = if in_loop[pos] { IN_LOOP_WEIGHT } else { 1 };
@@ -364,7 +364,8 @@ impl Lanes {
             .zip(&strides)
             .map(|(r, s)| s.is_some() && r.ty.bits() == 32)
             .collect();
-        let homed = homes(f, &uniform, &strides, helpers);
+        let in_loop = loop_positions(f);
+        let homed = homes(f, &uniform, &strides, helpers, &in_loop);
         let homes = f
             .regs
             .iter()
@@ -427,7 +428,7 @@ impl Lanes {
         labels.entry(0).or_insert_with(|| b.create_block());
         Lanes {
             width,
-            in_loop: loop_positions(f),
+            in_loop,
             homes,
             vectors,
             scalars,
@@ -1131,7 +1132,7 @@ mod tests {
             .into_iter()
             .map(|(name, ..)| (name, cranelift_module::FuncId::from_u32(0)))
             .collect();
-        let homes = super::homes(f, &uniform, &strides, &helpers);
+        let homes = super::homes(f, &uniform, &strides, &helpers, &super::loop_positions(f));
         (1..4)
             .map(|i| {
                 homes[f

@@ -774,7 +774,7 @@ impl Translator<'_, '_> {
     }
 
     /// At a contiguous access of `bytes` from `first` inside a loop: the site's distance
-    /// since its last run, and a prefetch of the range that many distances ahead
+    /// since its last run and, when far, a prefetch of the range four such distances ahead
     /// (`crate::prefetch`).
     fn prefetch_ahead(&mut self, first: Value, bytes: u32) {
         let Some(f) = self.native_helper_ref(crate::prefetch::SYMBOL) else {
