@@ -749,16 +749,27 @@ mod tier_tests {
     #[test]
     fn a_kernel_that_has_run_less_than_its_group_compile_takes_stays_one_thread() {
         let (_m, kernel) = fresh("<tier: brief>");
-        for _ in 0..4 {
-            launch_and_check(&kernel, 2);
-        }
         let k = compiled(&kernel);
-        assert!(
-            k.first_tier_nanos.load(Ordering::Relaxed) > 0,
-            "launch time counted"
-        );
-        assert!(!k.group_compile_started.load(Ordering::Relaxed));
-        assert!(!kernel.finish_compiling());
+        let estimate = k.group_compile_estimate().as_nanos() as u64;
+        // Launches of two blocks predict nothing from their own blocks; what the kernel has
+        // run before decides. (On a loaded machine a few launches can reach the estimate:
+        // the rule is checked launch by launch, not a time assumed.)
+        for launch in 0..4 {
+            let before = k.first_tier_nanos.load(Ordering::Relaxed);
+            launch_and_check(&kernel, 2);
+            if before >= estimate {
+                break;
+            }
+            assert!(
+                !k.group_compile_started.load(Ordering::Relaxed),
+                "launch {launch} compiled after {before} ns of {estimate}"
+            );
+            assert!(!kernel.finish_compiling());
+            assert!(
+                k.first_tier_nanos.load(Ordering::Relaxed) > before,
+                "launch time counted"
+            );
+        }
     }
 
     #[test]
