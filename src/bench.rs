@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 
+use ptxjit::native::Isa;
 use ptxjit::{
     Arg, CompileOptions, DeviceBuffer, Dim3, Kernel, LaunchConfig, Module, OptLevel, Schedule,
 };
@@ -344,17 +345,19 @@ fn native_chain(ty: &str, threads: usize, iters: u32, x: u32, c: u32) -> Vec<u32
         .collect()
 }
 
-/// Compiles the C program `source` with `gcc -O3 -march=native -fopenmp`, runs it with
-/// `args`, and returns its first output word (GFLOP/s) and the rest of its first line; `None`
-/// without gcc or when the program reports no result.
-fn gcc_gflops(name: &str, source: &str, args: &[String]) -> Option<(f64, String)> {
+/// Compiles the C program `source` with `gcc -O3 -march=native -fopenmp` and `flags`, runs
+/// it with `args`, and returns its first output word (GFLOP/s) and the rest of its first
+/// line; `None` without gcc or when the program reports no result.
+fn gcc_gflops(name: &str, source: &str, flags: &[&str], args: &[String]) -> Option<(f64, String)> {
     let dir = std::env::temp_dir().join(format!("ptxjit-bench-{name}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).ok()?;
     let src = dir.join(format!("{name}.c"));
     std::fs::write(&src, source).ok()?;
     let exe = dir.join(name);
     let built = std::process::Command::new("gcc")
-        .args(["-O3", "-march=native", "-fopenmp", "-o"])
+        .args(["-O3", "-march=native", "-fopenmp"])
+        .args(flags)
+        .arg("-o")
         .arg(&exe)
         .arg(&src)
         .output()
@@ -384,15 +387,21 @@ fn gcc_chain_gflops(threads: usize, iters: u32) -> Option<f64> {
            double t = omp_get_wtime() - t0; if (t < best) best = t; }\n\
          double s = 0; for (int i = 0; i < n; i++) s += acc[i];\n\
          printf(\"%f %f\\n\", 2.0 * n * iters / best / 1e9, s);\n return 0;\n}\n";
-    gcc_gflops("chain", source, &[threads.to_string(), iters.to_string()]).map(|(g, _)| g)
+    gcc_gflops(
+        "chain",
+        source,
+        &[],
+        &[threads.to_string(), iters.to_string()],
+    )
+    .map(|(g, _)| g)
 }
 
 /// The machine's ceiling for a chain of half fmas: C with intrinsics, 16 independent chains
 /// of vectors per thread, each step widening the halves (F16C), one f32 fma, and narrowing
 /// back: a rounding more than `fma.rn` (so an upper bound, not the same bits). AVX-512 where
-/// the CPU has it (16 halves a vector), else AVX2 + F16C + FMA (8); `None` without either.
-/// Returns GFLOP/s and the instruction set used.
-fn intrinsics_ceiling_gflops(halves: usize, iters: u32) -> Option<(f64, String)> {
+/// the CPU has it and `isa` allows it (16 halves a vector), else AVX2 + F16C + FMA (8);
+/// `None` without either. Returns GFLOP/s and the instruction set used.
+fn intrinsics_ceiling_gflops(halves: usize, iters: u32, isa: Isa) -> Option<(f64, String)> {
     let source = r#"#include <immintrin.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -447,109 +456,148 @@ int main(int argc, char **argv) {
 #endif
 }
 "#;
-    gcc_gflops("ceiling", source, &[halves.to_string(), iters.to_string()])
-        .map(|(g, rest)| (g, rest.split(' ').next().unwrap_or("").to_string()))
+    let flags: &[&str] = match isa {
+        Isa::Avx512 => &[],
+        Isa::Avx2 => &["-mno-avx512f"],
+    };
+    gcc_gflops(
+        "ceiling",
+        source,
+        flags,
+        &[halves.to_string(), iters.to_string()],
+    )
+    .map(|(g, rest)| (g, rest.split(' ').next().unwrap_or("").to_string()))
 }
 
+/// The fma chains of each half type in the JIT against exact Rust (bits compared), the f16x2
+/// chain against the intrinsics ceiling of the instruction set its helpers used, and, on a
+/// CPU with AVX-512, again with the AVX2 helpers against the AVX2 ceiling (what a CPU
+/// without AVX-512 runs).
 fn compute(opts: &Options) -> Vec<Measurement> {
     let iters = 256u32;
     let threads: usize = if opts.quick { 1 << 15 } else { 1 << 18 };
     let mut out = Vec::new();
     let gcc = gcc_chain_gflops(threads * 2, iters);
-    let ceiling = intrinsics_ceiling_gflops(threads * 2, iters);
-    for ty in ["f16x2", "bf16x2", "f16"] {
-        let module = Module::from_ptx(&chain_ptx(ty)).expect("chain kernel compiles");
-        let kernel = module.kernel("chain").expect("chain");
-        let (x, c) = match ty {
-            "f16" => (0x3BFF, 0x1418),
-            "f16x2" => (0x3BFF_3BFE, 0x1418_1419),
-            _ => (0x3F7F_3F7E, 0x3A83_3A84),
+    let widest = ptxjit::native::widest();
+    let mut forms = vec![(widest.unwrap_or(Isa::Avx2), CompileOptions::default())];
+    if widest == Some(Isa::Avx512) {
+        let avx2 = CompileOptions {
+            native_helpers: Some(Isa::Avx2),
+            ..CompileOptions::default()
         };
-        let width = if ty == "f16" { 2 } else { 4 };
-        let outbuf = DeviceBuffer::zeroed(threads * width).expect("alloc");
-        let scalar = |v: u32| {
-            if ty == "f16" {
-                Arg::u16(v as u16)
-            } else {
-                Arg::u32(v)
-            }
-        };
-        let args = [Arg::buffer(&outbuf), scalar(x), scalar(c), Arg::u32(iters)];
-        make_hot(&kernel, || {
-            kernel
-                .launch((threads / 256) as u32, 256, &args)
-                .expect("chain")
-        });
-        let t_jit = median_time(3, || {
-            kernel
-                .launch((threads / 256) as u32, 256, &args)
-                .expect("chain")
-        });
-        let mut native = Vec::new();
-        let t_native = median_time(1, || native = native_chain(ty, threads, iters, x, c));
-        let jit: Vec<u32> = if ty == "f16" {
-            outbuf.to_vec::<u16>().into_iter().map(u32::from).collect()
+        forms.push((Isa::Avx2, avx2));
+    }
+    for (form, (isa, options)) in forms.iter().enumerate() {
+        let types: &[&str] = if form == 0 {
+            &["f16x2", "bf16x2", "f16"]
         } else {
-            outbuf.to_vec::<u32>()
+            &["f16x2"]
         };
-        let agree = jit == native;
-        let flops_per_fma = if ty == "f16" { 2.0 } else { 4.0 };
-        let flops = threads as f64 * iters as f64 * flops_per_fma;
-        let (g_jit, g_native) = (
-            flops / t_jit.as_secs_f64() / 1e9,
-            flops / t_native.as_secs_f64() / 1e9,
-        );
-        out.push(Measurement {
-            name: format!("fma_chain_{ty}_vs_native_rust"),
-            value: g_jit,
-            unit: "GFLOP/s",
-            baseline: g_native,
-            baseline_unit: "GFLOP/s(rust)",
-            ratio: g_jit / g_native,
-            target: Some(10.0),
-            note: if agree {
-                "bits agree; exact Rust with the half crate, rayon".into()
-            } else {
-                "RESULTS DIFFER from exact Rust".into()
-            },
-        });
-        if ty == "f16x2" {
-            let (g, isa) = ceiling.clone().unwrap_or((f64::NAN, String::new()));
+        let ceiling = intrinsics_ceiling_gflops(threads * 2, iters, *isa);
+        let prefix = if form == 0 { "" } else { "avx2_" };
+        for &ty in types {
+            let (g_jit, g_native, agree) = chain_gflops(ty, options, threads, iters);
             out.push(Measurement {
-                name: "fma_chain_f16x2_vs_intrinsics_ceiling".into(),
+                name: format!("fma_chain_{prefix}{ty}_vs_native_rust"),
                 value: g_jit,
                 unit: "GFLOP/s",
-                baseline: g,
-                baseline_unit: "GFLOP/s(C)",
-                ratio: g_jit / g,
-                target: Some(0.5),
-                note: match ceiling {
-                    Some(_) => format!(
-                        "C intrinsics ({isa}), 16 vector chains a thread: widen, f32 fma, narrow"
-                    ),
-                    None => "no gcc, or neither AVX-512 nor AVX2 + F16C + FMA".into(),
-                },
-            });
-        }
-        if ty != "bf16x2" {
-            let g = gcc.unwrap_or(f64::NAN);
-            out.push(Measurement {
-                name: format!("fma_chain_{ty}_vs_gcc_float16"),
-                value: g_jit,
-                unit: "GFLOP/s",
-                baseline: g,
-                baseline_unit: "GFLOP/s(gcc)",
-                ratio: g_jit / g,
-                target: None,
-                note: if gcc.is_some() {
-                    "orientation: gcc -O3 -march=native -fopenmp".into()
+                baseline: g_native,
+                baseline_unit: "GFLOP/s(rust)",
+                ratio: g_jit / g_native,
+                target: Some(10.0),
+                note: if agree {
+                    "bits agree; exact Rust with the half crate, rayon".into()
                 } else {
-                    "gcc not available".into()
+                    "RESULTS DIFFER from exact Rust".into()
                 },
             });
+            if ty == "f16x2" {
+                let (g, c_isa) = ceiling.clone().unwrap_or((f64::NAN, String::new()));
+                out.push(Measurement {
+                    name: format!("fma_chain_{prefix}f16x2_vs_intrinsics_ceiling"),
+                    value: g_jit,
+                    unit: "GFLOP/s",
+                    baseline: g,
+                    baseline_unit: "GFLOP/s(C)",
+                    ratio: g_jit / g,
+                    target: Some(0.5),
+                    note: match ceiling {
+                        Some(_) => format!(
+                            "{isa:?} helpers; C intrinsics ({c_isa}), 16 vector chains a \
+                             thread: widen, f32 fma, narrow"
+                        ),
+                        None => "no gcc, or neither AVX-512 nor AVX2 + F16C + FMA".into(),
+                    },
+                });
+            }
+            if form == 0 && ty != "bf16x2" {
+                let g = gcc.unwrap_or(f64::NAN);
+                out.push(Measurement {
+                    name: format!("fma_chain_{ty}_vs_gcc_float16"),
+                    value: g_jit,
+                    unit: "GFLOP/s",
+                    baseline: g,
+                    baseline_unit: "GFLOP/s(gcc)",
+                    ratio: g_jit / g,
+                    target: None,
+                    note: if gcc.is_some() {
+                        "orientation: gcc -O3 -march=native -fopenmp".into()
+                    } else {
+                        "gcc not available".into()
+                    },
+                });
+            }
         }
     }
     out
+}
+
+/// The `ty` chain compiled with `options`, hot, and exact Rust on the same input: GFLOP/s of
+/// each and whether their bits agree.
+fn chain_gflops(
+    ty: &str,
+    options: &CompileOptions,
+    threads: usize,
+    iters: u32,
+) -> (f64, f64, bool) {
+    let module = Module::from_ptx_named("chain", &chain_ptx(ty), options).expect("compiles");
+    let kernel = module.kernel("chain").expect("chain");
+    let (x, c) = match ty {
+        "f16" => (0x3BFF, 0x1418),
+        "f16x2" => (0x3BFF_3BFE, 0x1418_1419),
+        _ => (0x3F7F_3F7E, 0x3A83_3A84),
+    };
+    let width = if ty == "f16" { 2 } else { 4 };
+    let outbuf = DeviceBuffer::zeroed(threads * width).expect("alloc");
+    let scalar = |v: u32| {
+        if ty == "f16" {
+            Arg::u16(v as u16)
+        } else {
+            Arg::u32(v)
+        }
+    };
+    let args = [Arg::buffer(&outbuf), scalar(x), scalar(c), Arg::u32(iters)];
+    let launch = || {
+        kernel
+            .launch((threads / 256) as u32, 256, &args)
+            .expect("chain")
+    };
+    make_hot(&kernel, launch);
+    let t_jit = median_time(3, launch);
+    let mut native = Vec::new();
+    let t_native = median_time(1, || native = native_chain(ty, threads, iters, x, c));
+    let jit: Vec<u32> = if ty == "f16" {
+        outbuf.to_vec::<u16>().into_iter().map(u32::from).collect()
+    } else {
+        outbuf.to_vec::<u32>()
+    };
+    let flops_per_fma = if ty == "f16" { 2.0 } else { 4.0 };
+    let flops = threads as f64 * iters as f64 * flops_per_fma;
+    (
+        flops / t_jit.as_secs_f64() / 1e9,
+        flops / t_native.as_secs_f64() / 1e9,
+        jit == native,
+    )
 }
 
 /// The default compilation against each of its speed features turned off, on the fma chain
@@ -578,7 +626,7 @@ fn features(opts: &Options) -> Vec<Measurement> {
         variants.push((
             "f16x2_helpers",
             CompileOptions {
-                native_helpers: false,
+                native_helpers: None,
                 ..CompileOptions::default()
             },
         ));

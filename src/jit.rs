@@ -33,8 +33,10 @@ pub struct CompileOptions {
     pub opt_level: OptLevel,
     /// Keep each function's Cranelift IR as text (for `ptxjit clif`).
     pub keep_clif: bool,
-    /// Use the precompiled `.f16x2` helpers (`crate::native`) when the host supports them.
-    pub native_helpers: bool,
+    /// The widest instruction set the precompiled half helpers (`crate::native`) may use,
+    /// bounded by what the CPU has; `None`: inline IR only. Default: AVX-512, or
+    /// `PTXJIT_HELPERS=avx2|off` (to run as on a CPU without AVX-512, or without helpers).
+    pub native_helpers: Option<crate::native::Isa>,
     /// When plain kernels run their threads in lane groups (`lower::lanes`).
     pub lane_groups: LaneGroups,
     /// Check every address a kernel computes (`lower::confine`): an access outside device
@@ -84,6 +86,17 @@ pub enum LaneGroups {
     AlwaysForBlockX(u32),
 }
 
+/// `PTXJIT_HELPERS=avx512|avx2|off`, read once; unset or not one of those: AVX-512.
+fn native_helpers_default() -> Option<crate::native::Isa> {
+    static WIDEST: OnceLock<Option<crate::native::Isa>> = OnceLock::new();
+    *WIDEST.get_or_init(|| {
+        std::env::var("PTXJIT_HELPERS")
+            .ok()
+            .and_then(|v| crate::native::Isa::parse(&v))
+            .unwrap_or(Some(crate::native::Isa::Avx512))
+    })
+}
+
 /// The lane-group form's compile time expected from the one-thread form's: about the median
 /// of the corpus's kernels (2.5–21×: more where many instructions run lane by lane).
 pub const GROUP_COMPILE_RATIO: u32 = 8;
@@ -93,7 +106,7 @@ impl Default for CompileOptions {
         CompileOptions {
             opt_level: OptLevel::Speed,
             keep_clif: false,
-            native_helpers: true,
+            native_helpers: native_helpers_default(),
             lane_groups: LaneGroups::WhenHot,
             confine: true,
             max_module_data: max_module_data_default(),
@@ -734,12 +747,12 @@ fn build(
         .map_err(|e| codegen_err("<module>", format!("reserving code memory: {e}")))?;
     jb.memory_provider(Box::new(memory));
     let mut helper_list = helpers();
-    if opts.native_helpers && crate::native::available() {
+    if let Some(widest) = opts.native_helpers.filter(|_| crate::native::available()) {
         let ty = |s: crate::native::Slot| match s {
             crate::native::Slot::I32 => types::I32,
             crate::native::Slot::Pointer => types::I64,
         };
-        for (name, addr, args, results) in crate::native::symbols() {
+        for (name, addr, args, results) in crate::native::symbols(widest) {
             let args = args.into_iter().map(ty).collect();
             helper_list.push((name, addr, args, results.into_iter().map(ty).collect()));
         }

@@ -25,6 +25,28 @@ use crate::semantics::half::{CANONICAL_NAN, F16};
 /// The helper for one `f16x2` operation.
 pub const SYMBOL: &str = "ptxjit_f16_arith";
 
+/// The instruction sets the group helpers are built for, narrowest first. The JIT calls the
+/// widest that both the CPU (checked at run time) and `CompileOptions::native_helpers` allow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Isa {
+    /// AVX2, F16C and FMA: eight halves a step.
+    Avx2,
+    /// AVX-512 F, BW and VL as well: sixteen halves a step.
+    Avx512,
+}
+
+impl Isa {
+    /// A `PTXJIT_HELPERS` value: `avx512`, `avx2`, or `off` (`None`: no helpers).
+    pub fn parse(name: &str) -> Option<Option<Isa>> {
+        match name.trim().to_ascii_lowercase().as_str() {
+            "avx512" => Some(Some(Isa::Avx512)),
+            "avx2" => Some(Some(Isa::Avx2)),
+            "off" | "none" => Some(None),
+            _ => None,
+        }
+    }
+}
+
 /// Whether the helpers can run on this host.
 pub fn available() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -108,12 +130,25 @@ pub fn group_symbol(code: u32) -> &'static str {
     &NAMES[index(code)]
 }
 
-/// (name, address, arguments, results) for the JIT's symbol table.
-pub fn symbols() -> Vec<(&'static str, *const u8, Vec<Slot>, Vec<Slot>)> {
+/// The widest instruction set this CPU runs the group helpers with (`None`: none).
+pub fn widest() -> Option<Isa> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        group_helpers().first().map(|g| g.isa)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
+/// (name, address, arguments, results) for the JIT's symbol table: the group helpers of the
+/// widest instruction set up to `widest` that this CPU has.
+pub fn symbols(widest: Isa) -> Vec<(&'static str, *const u8, Vec<Slot>, Vec<Slot>)> {
     use Slot::*;
     let mut all = vec![(SYMBOL, f16_arith as *const u8, vec![I32; 4], vec![I32])];
     #[cfg(target_arch = "x86_64")]
-    if let Some(group) = group_helpers().first() {
+    if let Some(group) = group_helpers().into_iter().find(|g| g.isa <= widest) {
         for (i, f) in group.table.iter().enumerate() {
             let args = vec![Pointer, Pointer, Pointer, Pointer, I32, I32];
             all.push((group_symbol(code_at(i)), *f as *const u8, args, vec![]));
@@ -126,6 +161,8 @@ pub fn symbols() -> Vec<(&'static str, *const u8, Vec<Slot>, Vec<Slot>)> {
 mod x86 {
     use super::CANONICAL_NAN;
     use std::arch::x86_64::*;
+
+    mod fma_rounded_up;
 
     /// Both lanes of packed f16x2 `a`, `b`, `c` decoded to f32, combined by `op`, rounded to f16
     /// by the hardware (nearest even); returns the packed result and the f32 values.
@@ -176,7 +213,7 @@ mod x86 {
         f: Format,
     }
 
-    fn mode(code: u32) -> Mode {
+    const fn mode(code: u32) -> Mode {
         let bf16 = code & super::BF16 != 0;
         Mode {
             op: code & 15,
@@ -264,82 +301,23 @@ mod x86 {
         }
     }
 
-    /// [`fma_to_odd16`] for eight lanes without AVX-512's rounding per instruction: the
-    /// product, exact in f32 (f16: always; bf16: unless it leaves the normal range), plus `c`
-    /// rounded to nearest, whose error TwoSum finds exactly; an inexact even sum moves one
-    /// step toward the error, to its odd neighbour. Also returns the lanes (a bit each) whose
-    /// product was not exact, which the caller computes exactly (bf16 only; rare).
-    #[target_feature(enable = "avx2,fma")]
-    fn fma_to_odd8(bf16: bool, a: __m256, b: __m256, c: __m256) -> (__m256, i32) {
-        let p = _mm256_mul_ps(a, b);
-        let s = _mm256_add_ps(p, c);
-        let bb = _mm256_sub_ps(s, p);
-        let err = _mm256_add_ps(_mm256_sub_ps(p, _mm256_sub_ps(s, bb)), _mm256_sub_ps(c, bb));
-        // (Ordered: an infinite or NaN sum, whose error is NaN, stays.)
-        let inexact = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_NEQ_OQ>(err, _mm256_setzero_ps()));
-        let bits = _mm256_castps_si256(s);
-        let one = _mm256_set1_epi32(1);
-        let even = _mm256_cmpeq_epi32(_mm256_and_si256(bits, one), _mm256_setzero_si256());
-        // +1 (away from zero) where the error has the sum's sign, −1 where not.
-        let toward = _mm256_or_si256(
-            _mm256_srai_epi32::<31>(_mm256_xor_si256(bits, _mm256_castps_si256(err))),
-            one,
-        );
-        let step = _mm256_and_si256(toward, _mm256_and_si256(inexact, even));
-        let odd = _mm256_castsi256_ps(_mm256_add_epi32(bits, step));
-        let inexact_product = if bf16 {
-            let mag = _mm256_andnot_ps(_mm256_set1_ps(-0.0), p);
-            let normal = _mm256_and_ps(
-                _mm256_cmp_ps::<_CMP_GE_OQ>(mag, _mm256_set1_ps(f32::MIN_POSITIVE)),
-                _mm256_cmp_ps::<_CMP_LT_OQ>(mag, _mm256_set1_ps(f32::INFINITY)),
-            );
-            let zero_factor = _mm256_or_ps(
-                _mm256_cmp_ps::<_CMP_EQ_OQ>(a, _mm256_setzero_ps()),
-                _mm256_cmp_ps::<_CMP_EQ_OQ>(b, _mm256_setzero_ps()),
-            );
-            // (A NaN product is neither: its lane's exact fma is the NaN all the same.)
-            !_mm256_movemask_ps(_mm256_or_ps(normal, zero_factor)) & 0xFF
-        } else {
-            0
-        };
-        (odd, inexact_product)
-    }
-
     /// The eight-half form of the scalar helper (AVX2) on operands [`decode8`] made: the
-    /// same bits, the fma rounded to odd in f32 ([`fma_to_odd8`]).
+    /// same bits, for `add`, `sub` and `mul` (the fma: [`fma_rounded_up::fma8`]).
     #[target_feature(enable = "avx2,f16c,fma")]
-    pub fn arith8<const CODE: u32>(fa: __m256, fb: __m256, fc: __m256) -> __m128i {
+    pub fn arith8<const CODE: u32>(fa: __m256, fb: __m256) -> __m128i {
         let m = mode(CODE);
-        let (r, inexact_product) = match m.op {
-            0 => (_mm256_add_ps(fa, fb), 0),
-            1 => (_mm256_sub_ps(fa, fb), 0),
-            2 => (_mm256_mul_ps(fa, fb), 0),
-            _ => fma_to_odd8(m.bf16, fa, fb, fc),
+        let r = match m.op {
+            0 => _mm256_add_ps(fa, fb),
+            1 => _mm256_sub_ps(fa, fb),
+            _ => _mm256_mul_ps(fa, fb),
         };
-        let mut h = if m.bf16 {
+        let h = if m.bf16 {
             f32_to_bf16(r)
         } else {
             let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r);
             let nan = _mm256_castsi256_si128(nan(wide(h), m.f));
             _mm_blendv_epi8(h, _mm_set1_epi16(CANONICAL_NAN as i16), nan)
         };
-        if inexact_product != 0 {
-            // bf16 products past f32's normal range: the reference fma, on the operands'
-            // bits (a bf16 is the top half of its f32).
-            let bits = |v: __m256| -> [u32; 8] {
-                // SAFETY: same size, any bits valid.
-                unsafe { std::mem::transmute(v) }
-            };
-            // SAFETY: as above.
-            let mut out: [u16; 8] = unsafe { std::mem::transmute(h) };
-            let [a, b, c] = [fa, fb, fc].map(bits);
-            for i in (0..8).filter(|i| inexact_product >> i & 1 == 1) {
-                let half = |x: u32| (x >> 16) as u16;
-                out[i] = crate::semantics::half::fma_bf16(half(a[i]), half(b[i]), half(c[i]));
-            }
-            // SAFETY: as above.
-            h = unsafe { std::mem::transmute::<[u16; 8], __m128i>(out) };
-        }
         _mm256_castsi256_si128(finish(m, wide(h)))
     }
 
@@ -359,15 +337,16 @@ mod x86 {
     /// since f32 keeps at least two bits more than either half format at every magnitude
     /// (round-to-odd's rule; Boldo and Melquiond, 2008), so no result needs a second look.
     /// The roundings down and up are the same value when the fma is exact, else neighbours,
-    /// of which one is odd: that one is the result.
+    /// of which one is odd: that one is the result. Also returns the rounding up, a NaN
+    /// exactly where the result is, known an instruction earlier.
     #[target_feature(enable = "avx512f")]
-    fn fma_to_odd16(a: __m512, b: __m512, c: __m512) -> __m512 {
+    fn fma_to_odd16(a: __m512, b: __m512, c: __m512) -> (__m512, __m512) {
         let down = _mm512_fmadd_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(a, b, c);
         let up = _mm512_fmadd_round_ps::<{ _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC }>(a, b, c);
         // (Where both are even they are equal, or they are −0 and +0, an exact zero sum,
         // whose sign the rounding up shares with the rounding to nearest.)
         let down_odd = _mm512_test_epi32_mask(_mm512_castps_si512(down), _mm512_set1_epi32(1));
-        _mm512_mask_blend_ps(down_odd, up, down)
+        (_mm512_mask_blend_ps(down_odd, up, down), up)
     }
 
     /// Sixteen lanes at once with AVX-512 on operands [`decode16`] made: the bits of
@@ -375,22 +354,27 @@ mod x86 {
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
     pub fn arith16<const CODE: u32>(fa: __m512, fb: __m512, fc: __m512) -> __m256i {
         let m = mode(CODE);
-        let r = match m.op {
-            0 => _mm512_add_ps(fa, fb),
-            1 => _mm512_sub_ps(fa, fb),
-            2 => _mm512_mul_ps(fa, fb),
+        let only = |r| (r, r);
+        // (`nan_like`: a NaN where `r` is. A chain's latency is part of the helper's time.)
+        let (r, nan_like) = match m.op {
+            0 => only(_mm512_add_ps(fa, fb)),
+            1 => only(_mm512_sub_ps(fa, fb)),
+            2 => only(_mm512_mul_ps(fa, fb)),
             _ => fma_to_odd16(fa, fb, fc),
         };
-        let is_nan = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(r, r);
+        let number = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(nan_like, nan_like);
+        let canonical = _mm256_set1_epi16(CANONICAL_NAN as i16);
         let h = if m.bf16 {
             let bits = _mm512_castps_si512(r);
             let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(bits), _mm512_set1_epi32(1));
             let rounded = _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), odd);
-            _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(rounded))
+            let h = _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(rounded));
+            _mm256_mask_blend_epi16(number, canonical, h)
         } else {
-            _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r)
+            // The conversion writes the lanes that are numbers over the canonical NaN: one
+            // instruction less than converting and then blending.
+            _mm512_mask_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(canonical, number, r)
         };
-        let h = _mm256_mask_blend_epi16(is_nan, h, _mm256_set1_epi16(CANONICAL_NAN as i16));
         finish(m, h)
     }
 
@@ -506,17 +490,32 @@ mod x86 {
             let both = _mm256_castps256_ps128(decode8(m, _mm_cvtsi32_si128(v)));
             _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(both)))
         };
+        let bits = uniform;
         // SAFETY: by the caller's promise.
         let uniform = unsafe { uniform_operands::<CODE>(x, uniform) }.map(|u| u.map(pair));
+        if m.op == 3 {
+            let given = uniform.map(|u| u.unwrap_or(_mm256_setzero_ps()));
+            // One loop for each set of uniform operands (a call site's is fixed).
+            // SAFETY: by the caller's promise; `uniform_operands` read a uniform operand
+            // where `bits` says so.
+            unsafe {
+                match bits & 7 {
+                    0 => fma_rounded_up::fma8::<CODE, 0>(dst, x, halves, given),
+                    1 => fma_rounded_up::fma8::<CODE, 1>(dst, x, halves, given),
+                    2 => fma_rounded_up::fma8::<CODE, 2>(dst, x, halves, given),
+                    3 => fma_rounded_up::fma8::<CODE, 3>(dst, x, halves, given),
+                    4 => fma_rounded_up::fma8::<CODE, 4>(dst, x, halves, given),
+                    5 => fma_rounded_up::fma8::<CODE, 5>(dst, x, halves, given),
+                    6 => fma_rounded_up::fma8::<CODE, 6>(dst, x, halves, given),
+                    _ => fma_rounded_up::fma8::<CODE, 7>(dst, x, halves, given),
+                }
+            }
+            return;
+        }
         for i in (0..halves).step_by(8) {
             // SAFETY: by the caller's promise.
             let operand = |k| unsafe { operand8(m, x, uniform, k, i) };
-            let c = if m.op == 3 {
-                operand(2)
-            } else {
-                _mm256_setzero_ps()
-            };
-            let r = arith8::<CODE>(operand(0), operand(1), c);
+            let r = arith8::<CODE>(operand(0), operand(1));
             // SAFETY: as above.
             unsafe { _mm_storeu_si128(dst.add(i).cast(), r) };
         }
@@ -529,11 +528,11 @@ mod x86 {
 /// halves) that every pair of halves has.
 pub type GroupHelper = extern "C" fn(*mut u16, *const u16, *const u16, *const u16, u32, u32);
 
-/// One implementation of the group helper: its name and its function for each operation
-/// code, by [`index`].
+/// One implementation of the group helper: its instruction set and its function for each
+/// operation code, by [`index`].
 #[cfg(target_arch = "x86_64")]
 pub struct GroupHelpers {
-    pub name: &'static str,
+    pub isa: Isa,
     table: [GroupHelper; CODES],
 }
 
@@ -545,8 +544,8 @@ impl GroupHelpers {
     }
 }
 
-/// The group helper's implementations this CPU can run, best first (checked at run time,
-/// never assumed from the build machine); the JIT calls the first.
+/// The group helper's implementations this CPU can run, widest first (checked at run time,
+/// never assumed from the build machine).
 #[cfg(target_arch = "x86_64")]
 pub fn group_helpers() -> Vec<GroupHelpers> {
     // One instance of `group::<CODE, AVX512>` for each operation code.
@@ -567,13 +566,13 @@ pub fn group_helpers() -> Vec<GroupHelpers> {
         && std::is_x86_feature_detected!("avx512vl")
     {
         all.push(GroupHelpers {
-            name: "avx512",
+            isa: Isa::Avx512,
             table: every_code!(true),
         });
     }
     if available() {
         all.push(GroupHelpers {
-            name: "avx2",
+            isa: Isa::Avx2,
             table: every_code!(false),
         });
     }
@@ -765,7 +764,7 @@ mod tests {
         let helpers = group_helpers();
         assert!(!available() || !helpers.is_empty());
         for group in helpers {
-            let name = group.name;
+            let isa = group.isa;
             for ty in [PtxType::F16, PtxType::BF16] {
                 let fmt = if ty == PtxType::BF16 { BF16 } else { HALF };
                 let triples = triples(ty == PtxType::BF16);
@@ -778,13 +777,14 @@ mod tests {
                             ..FloatMods::default()
                         };
                         let helper = group.get(code(op, mods, ty).expect("a helper form"));
-                        let patterns = [0, 0b011, 0b100].iter().cycle();
-                        for (chunk, &uniform) in triples.chunks(32).zip(patterns) {
+                        // Every set of uniform operands (the AVX2 fma has a loop for each).
+                        let patterns = (0..8).cycle();
+                        for (chunk, uniform) in triples.chunks(32).zip(patterns) {
                             for (got, [a, b, c]) in call(helper, chunk, uniform) {
                                 let want = arith(fmt, op, mods, a, b, c);
                                 assert_eq!(
                                     got, want,
-                                    "{name} {ty:?} {op:?} {mods:?} on {a:#06x} {b:#06x} {c:#06x} \
+                                    "{isa:?} {ty:?} {op:?} {mods:?} on {a:#06x} {b:#06x} {c:#06x} \
                                      (uniform {uniform:#b})"
                                 );
                             }
@@ -833,8 +833,8 @@ mod tests {
                     let want = arith(fmt, FloatOp::Fma, FloatMods::default(), a, b, c);
                     let tie = fmt.round(fmt.to_f64(a) * fmt.to_f64(b), Rounding::Rn);
                     ties_would_err += (tie != want) as usize;
-                    let name = group.name;
-                    assert_eq!(got, want, "{name} {ty:?} fma {a:#06x} {b:#06x} {c:#06x}");
+                    let isa = group.isa;
+                    assert_eq!(got, want, "{isa:?} {ty:?} fma {a:#06x} {b:#06x} {c:#06x}");
                 }
                 // The family is what it says: a rounding to nearest of the product alone
                 // (where an f32 sum lands) errs on about half of them.

@@ -190,7 +190,7 @@ fn every_supported_kernel_also_passes_without_optimization_or_native_helpers() {
     // native helpers, the inline code of every f16x2 form runs too (in lane groups).
     all_pass_with(&CompileOptions {
         opt_level: OptLevel::None,
-        native_helpers: false,
+        native_helpers: None,
         lane_groups: LaneGroups::Always,
         ..CompileOptions::default()
     });

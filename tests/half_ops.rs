@@ -222,7 +222,7 @@ fn binary_and_fma_forms_agree_with_the_reference_in_lane_groups() {
 #[test]
 fn binary_and_fma_forms_agree_without_the_native_helper() {
     let inline = ptxjit::CompileOptions {
-        native_helpers: false,
+        native_helpers: None,
         ..Default::default()
     };
     check_all_binary_and_fma(random_count() / 4, &inline);
@@ -236,7 +236,7 @@ fn binary_and_fma_forms_agree_with_the_reference_on_a_million_random_inputs() {
     let widest = ptxjit::LaneGroups::AlwaysForBlockX(128);
     check_all_binary_and_fma(1_000_000, &with_lane_groups(widest));
     let inline = ptxjit::CompileOptions {
-        native_helpers: false,
+        native_helpers: None,
         ..Default::default()
     };
     check_all_binary_and_fma(1_000_000, &inline);
@@ -510,7 +510,7 @@ fn fma_near_midpoints_rounds_once() {
             cols[2].push(c | ((r >> 63) << 15));
         }
         let inline = ptxjit::CompileOptions {
-            native_helpers: false,
+            native_helpers: None,
             ..Default::default()
         };
         for opts in [ptxjit::CompileOptions::default(), inline] {

@@ -1128,7 +1128,7 @@ mod tests {
         let f = &m.functions[0];
         let uniform = super::uniform_registers(f);
         let strides = vec![None; f.regs.len()];
-        let helpers = crate::native::symbols()
+        let helpers = crate::native::symbols(crate::native::Isa::Avx512)
             .into_iter()
             .map(|(name, ..)| (name, cranelift_module::FuncId::from_u32(0)))
             .collect();
