@@ -1,5 +1,7 @@
 //! Exhaustive check: all 2^32 input pairs of f16 `add sub mul min max` (with and without
-//! `.ftz`) through the JIT and the reference; prints the mismatch count of each form.
+//! `.ftz`) through the JIT, compiled one thread at a time and in lane groups, and the
+//! reference; prints the mismatch count of each form in each. The group helpers are the
+//! widest this CPU has; `PTXJIT_HELPERS=avx2` checks the AVX2 ones on an AVX-512 CPU.
 //!
 //! cargo run --release --example exhaustive_f16 [FORM...]   (e.g. `add.ftz.f16`)
 
@@ -9,7 +11,7 @@ use ptxjit::frontend::checked::{FloatOp, Op};
 use ptxjit::frontend::isa::decode;
 use ptxjit::semantics::half::F16;
 use ptxjit::semantics::half_ops;
-use ptxjit::{Arg, DeviceBuffer, Module};
+use ptxjit::{Arg, CompileOptions, DeviceBuffer, LaneGroups, Module};
 
 /// `a` values per launch: 256 × 65,536 pairs.
 const CHUNK: u32 = 256;
@@ -36,8 +38,12 @@ fn reference(form: &str) -> impl Fn(u16, u16) -> u16 + Sync {
     }
 }
 
-fn check(form: &str) -> u64 {
-    let module = Module::from_ptx(&kernel(form)).expect("kernel compiles");
+fn check(form: &str, lane_groups: LaneGroups) -> u64 {
+    let opts = CompileOptions {
+        lane_groups,
+        ..CompileOptions::default()
+    };
+    let module = Module::from_ptx_named(form, &kernel(form), &opts).expect("kernel compiles");
     let k = module.kernel("k").expect("kernel k");
     let reference = reference(form);
     let out = DeviceBuffer::zeroed(CHUNK as usize * 65536 * 2).expect("buffer");
@@ -97,11 +103,16 @@ fn main() {
         args
     };
     for form in &forms {
-        let start = Instant::now();
-        let bad = check(form);
-        println!(
-            "{form:<14} 4294967296 pairs, {bad} mismatches ({:.0} s)",
-            start.elapsed().as_secs_f64()
-        );
+        for (compiled, lane_groups) in [
+            ("one thread", LaneGroups::Off),
+            ("lane groups", LaneGroups::Always),
+        ] {
+            let start = Instant::now();
+            let bad = check(form, lane_groups);
+            println!(
+                "{form:<14} {compiled:<11} 4294967296 pairs, {bad} mismatches ({:.0} s)",
+                start.elapsed().as_secs_f64()
+            );
+        }
     }
 }

@@ -6,7 +6,8 @@
 //!   stays inline, where the call measured 0.75–0.84× the inline code);
 //! - [`group_symbol`]: the same operation on every lane of a lane group (`lower::simd`), f16
 //!   or bf16, through memory: sixteen halves a step with AVX-512, eight with AVX2, the
-//!   implementation picked by what this CPU has when the JIT starts. One function per
+//!   implementation the widest this CPU has (checked when the JIT starts) that
+//!   `CompileOptions::native_helpers` allows ([`Isa`]). One function per
 //!   operation code (op, format, modifiers: [`CODES`] of them), compiled with the code as a
 //!   constant, so that a call runs no test of its code.
 //!
@@ -15,7 +16,7 @@
 //! results are canonical. An f32 `add`, `sub` or `mul` of halves rounds to the half's bits
 //! (f32 keeps more than twice their precision), an f32 fma does not always: the group
 //! helpers round it to odd in f32 first (`fma_to_odd16` with AVX-512's rounding per
-//! instruction, TwoSum's error with AVX2), which makes the second rounding exact; the
+//! instruction, `fma_rounded_up` with AVX2), which makes the second rounding exact; the
 //! one-pair helper calls the reference where the f32 result sits on a half midpoint and
 //! was inexact.
 
@@ -417,9 +418,14 @@ mod x86 {
         uniform: u32,
     ) {
         let m = mode(CODE);
+        // A uniform pair decoded in a 128-bit register, then repeated as one 64-bit lane (a
+        // 512-bit conversion takes the conversion unit, the loop's bottleneck, twice as long).
+        let pair = |v: i32| {
+            let both = _mm256_castps256_ps128(decode8(m, _mm_cvtsi32_si128(v)));
+            _mm512_castpd_ps(_mm512_broadcastsd_pd(_mm_castps_pd(both)))
+        };
         // SAFETY: by the caller's promise.
-        let uniform = unsafe { uniform_operands::<CODE>(x, uniform) }
-            .map(|u| u.map(|v| decode16(m, _mm256_set1_epi32(v))));
+        let uniform = unsafe { uniform_operands::<CODE>(x, uniform) }.map(|u| u.map(pair));
         for i in (0..halves).step_by(16) {
             // SAFETY: by the caller's promise.
             let operand = |k| unsafe { operand16(m, x, uniform, k, i) };
