@@ -583,7 +583,7 @@ fn chain_gflops(
             .expect("chain")
     };
     make_hot(&kernel, launch);
-    let t_jit = median_time(3, launch);
+    let t_jit = median_time(9, launch);
     let mut native = Vec::new();
     let t_native = median_time(1, || native = native_chain(ty, threads, iters, x, c));
     let jit: Vec<u32> = if ty == "f16" {

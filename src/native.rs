@@ -409,7 +409,8 @@ mod x86 {
     /// ([`operand16`]). Only an fma reads its third operand.
     ///
     /// # Safety
-    /// Each pointer must have `halves` halves (or its uniform value) and be 16-byte aligned.
+    /// Each pointer without a bit in `uniform` must have `halves` halves and be 16-byte
+    /// aligned.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
     pub unsafe fn group16<const CODE: u32>(
         dst: *mut u16,
@@ -424,8 +425,7 @@ mod x86 {
             let both = _mm256_castps256_ps128(decode8(m, _mm_cvtsi32_si128(v)));
             _mm512_castpd_ps(_mm512_broadcastsd_pd(_mm_castps_pd(both)))
         };
-        // SAFETY: by the caller's promise.
-        let uniform = unsafe { uniform_operands::<CODE>(x, uniform) }.map(|u| u.map(pair));
+        let uniform = uniform_operands::<CODE>(x, uniform).map(|u| u.map(pair));
         for i in (0..halves).step_by(16) {
             // SAFETY: by the caller's promise.
             let operand = |k| unsafe { operand16(m, x, uniform, k, i) };
@@ -459,21 +459,11 @@ mod x86 {
         }
     }
 
-    /// The 32-bit value of each operand with a bit in `uniform` (read once a call; an fma
-    /// alone reads a third operand).
-    ///
-    /// # Safety
-    /// As for [`group16`].
-    unsafe fn uniform_operands<const CODE: u32>(
-        x: [*const u16; 3],
-        uniform: u32,
-    ) -> [Option<i32>; 3] {
+    /// The 32-bit value of each operand with a bit in `uniform`, which the caller passes in
+    /// place of its pointer (an fma alone has a third operand).
+    fn uniform_operands<const CODE: u32>(x: [*const u16; 3], uniform: u32) -> [Option<i32>; 3] {
         let sources = if mode(CODE).op == 3 { 3 } else { 2 };
-        // SAFETY: a uniform operand has (at least) its 32-bit value.
-        std::array::from_fn(|k| {
-            (k < sources && uniform >> k & 1 == 1)
-                .then(|| unsafe { x[k].cast::<i32>().read_unaligned() })
-        })
+        std::array::from_fn(|k| (k < sources && uniform >> k & 1 == 1).then(|| x[k].addr() as i32))
     }
 
     /// [`arith8`] over `halves` halves (a multiple of 8) at `x`, results at `dst`, `uniform`
@@ -497,13 +487,12 @@ mod x86 {
             _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(both)))
         };
         let bits = uniform;
-        // SAFETY: by the caller's promise.
-        let uniform = unsafe { uniform_operands::<CODE>(x, uniform) }.map(|u| u.map(pair));
+        let uniform = uniform_operands::<CODE>(x, uniform).map(|u| u.map(pair));
         if m.op == 3 {
             let given = uniform.map(|u| u.unwrap_or(_mm256_setzero_ps()));
             // One loop for each set of uniform operands (a call site's is fixed).
-            // SAFETY: by the caller's promise; `uniform_operands` read a uniform operand
-            // where `bits` says so.
+            // SAFETY: by the caller's promise; `given` has the uniform operands where `bits`
+            // says so.
             unsafe {
                 match bits & 7 {
                     0 => fma_rounded_up::fma8::<CODE, 0>(dst, x, halves, given),
@@ -530,8 +519,9 @@ mod x86 {
 
 /// `ptxjit_half_arith_group_<code>(dst, a, b, c, halves, uniform)`: [`f16_arith`]'s
 /// operation `code` on `halves` halves (a multiple of 16) at `a`, `b`, `c` (16-byte aligned),
-/// written to `dst`; where bit k of `uniform` is set, source k is one 32-bit value (a pair of
-/// halves) that every pair of halves has.
+/// written to `dst`; where bit k of `uniform` is set, source k is not a pointer but one
+/// 32-bit value (a pair of halves, zero-extended) that every pair of halves has: passed in a
+/// register, where a store and a load through memory each call cost the chain a step.
 pub type GroupHelper = extern "C" fn(*mut u16, *const u16, *const u16, *const u16, u32, u32);
 
 /// One implementation of the group helper: its instruction set and its function for each
@@ -597,7 +587,8 @@ extern "C" fn group<const CODE: u32, const AVX512: bool>(
     uniform: u32,
 ) {
     let (x, halves) = ([a, b, c], halves as usize);
-    // SAFETY: the JIT passes `halves` halves (or a uniform value) at each pointer, and calls
+    // SAFETY: the JIT passes `halves` halves at each pointer (a uniform value, no pointer,
+    // where `uniform` says so), and calls
     // this only on a CPU on which `group_helpers` found what this instance uses.
     unsafe {
         if AVX512 {
@@ -737,8 +728,8 @@ mod tests {
     }
 
     /// `helper` on sixteen-half chunks of `triples` (a multiple of 16 of them), operands
-    /// in memory or (bits of `uniform`) the chunk's first pair there for all (the rest of a
-    /// uniform operand's memory is not read); each result with the operands it had.
+    /// in memory or (bits of `uniform`) the chunk's first pair for all, passed as the value;
+    /// each result with the operands it had.
     fn call(helper: GroupHelper, triples: &[[u16; 3]], uniform: u32) -> Vec<(u16, [u16; 3])> {
         let mut out = Vec::new();
         for chunk in triples.chunks(32) {
@@ -752,7 +743,15 @@ mod tests {
             };
             let [a, b, c] = [0, 1, 2].map(memory);
             let mut got = Aligned([0u16; 32]);
-            let (pa, pb, pc) = (a.0.as_ptr(), b.0.as_ptr(), c.0.as_ptr());
+            // A uniform operand: its first pair, in place of the pointer.
+            let source = |k: usize, x: &Aligned| {
+                if uniform >> k & 1 == 1 {
+                    std::ptr::without_provenance(x.0[0] as usize | (x.0[1] as usize) << 16)
+                } else {
+                    x.0.as_ptr()
+                }
+            };
+            let (pa, pb, pc) = (source(0, &a), source(1, &b), source(2, &c));
             helper(got.0.as_mut_ptr(), pa, pb, pc, n as u32, uniform);
             out.extend(got.0[..n].iter().enumerate().map(|(i, &h)| {
                 let operands = [0, 1, 2].map(|k| {

@@ -546,8 +546,9 @@ impl Translator<'_, '_> {
             return Ok(false);
         };
         // Through the stack area of `lane_by_lane` (16-byte aligned, as the helper needs):
-        // the result at 0, the sources after it, each the group's lanes (4 bytes a lane at most),
-        // or one 32-bit value where it is the same in every lane (a bit in `uniform`).
+        // the result at 0, the sources after it, each the group's lanes (4 bytes a lane at
+        // most); a source the same in every lane is its 32-bit value, passed in place of the
+        // pointer (a bit in `uniform`).
         let area = self.lanes.as_ref().expect("grouped").spill;
         let vt = vector_of(ty.ir_type()).expect("half");
         let width = self.width();
@@ -563,11 +564,8 @@ impl Translator<'_, '_> {
                     let high = self.b.ins().ishl_imm_u(wide, 16);
                     x = self.b.ins().bor(wide, high);
                 }
-                self.b
-                    .ins()
-                    .stack_store(types::I64, x, area, place(1 + i, 0));
                 uniform |= 1 << i;
-                pointers.push(self.b.ins().stack_addr(types::I64, area, place(1 + i, 0)));
+                pointers.push(self.b.ins().uextend(types::I64, x));
             } else if let Some(home) = self.home_of(arg) {
                 pointers.push(self.b.ins().stack_addr(types::I64, home, 0));
             } else {
