@@ -16,10 +16,9 @@
 
 use std::arch::asm;
 use std::arch::x86_64::*;
-
-use super::{Mode, finish, mode, wide};
 use std::mem::offset_of;
 
+use super::{Mode, finish, mode, wide};
 use crate::semantics::half::CANONICAL_NAN;
 
 /// MXCSR for the loop: exceptions masked (bits 7–12), rounding up (bits 13–14 = 10b).
@@ -102,6 +101,10 @@ pub(super) unsafe fn fma8<const CODE: u32, const UNIFORM: u32>(
     uniform: [__m256; 3],
 ) {
     let m: Mode = mode(CODE);
+    if halves == 0 {
+        // (The loop below runs its body before its test.)
+        return;
+    }
     let constants = if m.bf16 { &BF16 } else { &F16 };
     // The mode to set, then the caller's, kept for the end.
     let mut csr = [ROUND_UP, 0];
