@@ -42,7 +42,7 @@ impl Isa {
         match name.trim().to_ascii_lowercase().as_str() {
             "avx512" => Some(Some(Isa::Avx512)),
             "avx2" => Some(Some(Isa::Avx2)),
-            "off" | "none" => Some(None),
+            "off" => Some(None),
             _ => None,
         }
     }
@@ -486,15 +486,14 @@ mod x86 {
             let both = _mm256_castps256_ps128(decode8(m, _mm_cvtsi32_si128(v)));
             _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(both)))
         };
-        let bits = uniform;
-        let uniform = uniform_operands::<CODE>(x, uniform).map(|u| u.map(pair));
+        let values = uniform_operands::<CODE>(x, uniform).map(|u| u.map(pair));
         if m.op == 3 {
-            let given = uniform.map(|u| u.unwrap_or(_mm256_setzero_ps()));
+            let given = values.map(|u| u.unwrap_or(_mm256_setzero_ps()));
             // One loop for each set of uniform operands (a call site's is fixed).
-            // SAFETY: by the caller's promise; `given` has the uniform operands where `bits`
-            // says so.
+            // SAFETY: by the caller's promise; `given` has the uniform operands where
+            // `uniform` says so.
             unsafe {
-                match bits & 7 {
+                match uniform & 7 {
                     0 => fma_rounded_up::fma8::<CODE, 0>(dst, x, halves, given),
                     1 => fma_rounded_up::fma8::<CODE, 1>(dst, x, halves, given),
                     2 => fma_rounded_up::fma8::<CODE, 2>(dst, x, halves, given),
@@ -509,7 +508,7 @@ mod x86 {
         }
         for i in (0..halves).step_by(8) {
             // SAFETY: by the caller's promise.
-            let operand = |k| unsafe { operand8(m, x, uniform, k, i) };
+            let operand = |k| unsafe { operand8(m, x, values, k, i) };
             let r = arith8::<CODE>(operand(0), operand(1));
             // SAFETY: as above.
             unsafe { _mm_storeu_si128(dst.add(i).cast(), r) };

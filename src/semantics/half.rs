@@ -36,12 +36,12 @@ struct Discarded {
 }
 
 impl HalfFormat {
-    pub fn bias(self) -> i32 {
+    pub const fn bias(self) -> i32 {
         (1 << (self.exp_bits - 1)) - 1
     }
 
     /// Smallest normal exponent.
-    pub fn emin(self) -> i32 {
+    pub const fn emin(self) -> i32 {
         1 - self.bias()
     }
 

@@ -19,7 +19,7 @@ use std::arch::x86_64::*;
 use std::mem::offset_of;
 
 use super::{Mode, finish, mode, wide};
-use crate::semantics::half::CANONICAL_NAN;
+use crate::semantics::half::{self, CANONICAL_NAN, HalfFormat};
 
 /// MXCSR for the loop: exceptions masked (bits 7–12), rounding up (bits 13–14 = 10b).
 const ROUND_UP: u32 = 0x1F80 | 0x4000;
@@ -41,24 +41,27 @@ struct Constants {
     one: [u32; 8],
 }
 
-static F16: Constants = Constants {
-    sign: [0x8000_0000; 8],
-    magnitude: [0x7FFF_FFFF; 8],
-    min_normal: [1.0 / 16384.0; 8],
-    // (A quiet f32 NaN narrows to its top ten payload bits: all ones here, 0x7FFF.)
-    nan: [0x7FFF_E000; 8],
-    round: [0x7FFF; 8],
-    one: [1; 8],
-};
+/// The constants for halves of `format`, whose NaN lanes become `nan`.
+const fn constants(format: HalfFormat, nan: u32) -> Constants {
+    // The smallest normal, 2^emin, as f32 (whose exponent bias is 127).
+    let min_normal = f32::from_bits(((format.emin() + 127) as u32) << 23);
+    Constants {
+        sign: [0x8000_0000; 8],
+        magnitude: [0x7FFF_FFFF; 8],
+        min_normal: [min_normal; 8],
+        nan: [nan; 8],
+        round: [0x7FFF; 8],
+        one: [1; 8],
+    }
+}
 
-static BF16: Constants = Constants {
-    sign: [0x8000_0000; 8],
-    magnitude: [0x7FFF_FFFF; 8],
-    min_normal: [f32::MIN_POSITIVE; 8],
-    nan: [CANONICAL_NAN as u32; 8],
-    round: [0x7FFF; 8],
-    one: [1; 8],
-};
+/// f16: a quiet f32 NaN narrows to its top ten payload bits, the canonical NaN's.
+static F16_CONSTANTS: Constants = constants(
+    half::F16,
+    0x7F80_0000 | (CANONICAL_NAN as u32 & 0x03FF) << 13,
+);
+
+static BF16_CONSTANTS: Constants = constants(half::BF16, CANONICAL_NAN as u32);
 
 /// The `asm!` text that puts operand `k` of a step in register `y`: its broadcast value
 /// (uniform), else the eight halves at `[p + i]` decoded (and flushed, with `.ftz`). Uses
@@ -105,7 +108,11 @@ pub(super) unsafe fn fma8<const CODE: u32, const UNIFORM: u32>(
         // (The loop below runs its body before its test.)
         return;
     }
-    let constants = if m.bf16 { &BF16 } else { &F16 };
+    let constants = if m.bf16 {
+        &BF16_CONSTANTS
+    } else {
+        &F16_CONSTANTS
+    };
     // The mode to set, then the caller's, kept for the end.
     let mut csr = [ROUND_UP, 0];
     // SAFETY: the loop reads `halves` halves at each pointer without a `UNIFORM` bit and
