@@ -310,6 +310,25 @@ fn same_as_one_thread(body: &str) {
 }
 
 #[test]
+fn a_register_given_one_value_for_every_lane_and_per_lane_values_elsewhere_has_both() {
+    // `%r8`, `%rw1`, `%p2` and `%f3` vary by lane, but each is first written from uniform
+    // operands (a parameter, a constant, the block's size), lowered once for the group.
+    same_as_one_thread(
+        "ld.param.u32 %r8, [n];\nadd.u32 %r8, %r8, %ntid.x;\nadd.u32 %r8, %r8, %r5;\n\
+         ld.param.u64 %rw1, [out];\nadd.s64 %rw1, %rw1, %rd2;\nsub.s64 %rw1, %rw1, %rd1;\n\
+         cvt.u32.u64 %r7, %rw1;\nadd.u32 %r8, %r8, %r7;\nmul.wide.u32 %rw1, %r6, 3;\n\
+         cvt.u32.u64 %r7, %rw1;\n\
+         xor.b32 %r8, %r8, %r7;\nsetp.gt.u32 %p2, %r9, 4;\nselp.b32 %r7, 1, 2, %p2;\n\
+         add.u32 %r8, %r8, %r7;\nsetp.lt.u32 %p2, %r5, %r6;\nselp.b32 %r7, 4, 8, %p2;\n\
+         add.u32 %r8, %r8, %r7;\nmov.f32 %f3, 0f3FC00000;\nadd.f32 %f3, %f3, %f3;\n\
+         mov.b32 %r7, %f3;\nadd.u32 %r8, %r8, %r7;\nmov.b32 %f3, %r6;\nmov.b32 %r7, %f3;\n\
+         add.u32 %r8, %r8, %r7;",
+    );
+    // A guarded write of a uniform value keeps the old value in the lanes whose guard fails.
+    same_as_one_thread("mov.u32 %r8, %r5;\nsetp.lt.u32 %p2, %r5, %r6;\n@%p2 mov.u32 %r8, 7;");
+}
+
+#[test]
 fn integer_vector_forms_match_one_thread_at_a_time() {
     for op in [
         "add.s32",

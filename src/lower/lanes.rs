@@ -65,7 +65,11 @@ fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>) -> usize {
         .body
         .iter()
         .flatten()
-        .filter(|i| !group_wide(i, uniform) && !super::simd::may_have_vector_form(i))
+        .filter(|i| {
+            !group_wide(i, uniform)
+                && !lane_invariant(i, uniform)
+                && !super::simd::may_have_vector_form(i)
+        })
         .count();
     if lane_by_lane > FEW_LANE_BY_LANE {
         16
@@ -118,6 +122,12 @@ fn group_wide(inst: &checked::Inst, uniform: &[bool]) -> bool {
     !defs.is_empty() && defs.iter().all(|&d| uniform[d as usize])
 }
 
+/// Whether `inst`, unguarded, writes one value for every lane ([`same_in_every_lane`]) to
+/// registers that are not all `uniform`.
+fn lane_invariant(inst: &checked::Inst, uniform: &[bool]) -> bool {
+    inst.guard.is_none() && !group_wide(inst, uniform) && same_in_every_lane(inst, uniform)
+}
+
 /// Whether the instruction ends control flow for the lanes whose guard holds.
 fn is_guarded_exit(inst: &checked::Inst) -> bool {
     inst.guard.is_some() && matches!(inst.op, Op::Bra | Op::Ret | Op::Exit)
@@ -165,28 +175,6 @@ pub(super) fn is_uniform_special(s: checked::Special) -> bool {
 /// once.
 pub fn uniform_registers(f: &Function) -> Vec<bool> {
     let body = f.body.as_deref().unwrap_or(&[]);
-    let same_everywhere = |inst: &checked::Inst| {
-        let op_ok = match inst.op {
-            Op::Mov(_)
-            | Op::MovVec { .. }
-            | Op::Cvt { .. }
-            | Op::CvtNarrow(_)
-            | Op::Int { .. }
-            | Op::Float { .. }
-            | Op::Setp { .. }
-            | Op::Set { .. }
-            | Op::Selp(_)
-            | Op::Cvta { .. } => true,
-            Op::Ld { space, .. } => matches!(space, StateSpace::Param | StateSpace::Const),
-            _ => false,
-        };
-        let special_ok = |a: &Arg| match a {
-            Arg::Special(s) => is_uniform_special(*s),
-            Arg::Vector(v) => v.iter().all(|x| !matches!(x, Arg::Special(_))),
-            _ => true,
-        };
-        op_ok && inst.args.iter().all(special_ok)
-    };
     let mut uniform = vec![true; f.regs.len()];
     let mut changed = true;
     while changed {
@@ -196,10 +184,7 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
             if defs.iter().all(|&d| !uniform[d as usize]) {
                 continue;
             }
-            let ok = same_everywhere(inst)
-                && super::liveness::sources(inst)
-                    .iter()
-                    .all(|&u| uniform[u as usize]);
+            let ok = same_in_every_lane(inst, &uniform);
             if !ok {
                 for d in defs {
                     uniform[d as usize] = false;
@@ -209,6 +194,36 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
         }
     }
     uniform
+}
+
+/// Whether `inst` computes the same value in every lane of a group, its sources being
+/// `uniform` registers: an operation without side effects on no per-lane special register
+/// (a load only from `.param` or `.const` space, whose bytes no lane writes).
+fn same_in_every_lane(inst: &checked::Inst, uniform: &[bool]) -> bool {
+    let op_ok = match inst.op {
+        Op::Mov(_)
+        | Op::MovVec { .. }
+        | Op::Cvt { .. }
+        | Op::CvtNarrow(_)
+        | Op::Int { .. }
+        | Op::Float { .. }
+        | Op::Setp { .. }
+        | Op::Set { .. }
+        | Op::Selp(_)
+        | Op::Cvta { .. } => true,
+        Op::Ld { space, .. } => matches!(space, StateSpace::Param | StateSpace::Const),
+        _ => false,
+    };
+    let special_ok = |a: &Arg| match a {
+        Arg::Special(s) => is_uniform_special(*s),
+        Arg::Vector(v) => v.iter().all(|x| !matches!(x, Arg::Special(_))),
+        _ => true,
+    };
+    op_ok
+        && inst.args.iter().all(special_ok)
+        && super::liveness::sources(inst)
+            .iter()
+            .all(|&u| uniform[u as usize])
 }
 
 /// Where an instruction in a loop counts for more in [`homes`]: it runs many times for the
@@ -698,6 +713,22 @@ impl Translator<'_, '_> {
                 r?;
                 Ok(false)
             }
+            _ if self.is_lane_invariant(inst) => {
+                // Lowered once, as for a uniform register, then repeated in every lane.
+                self.enter_scalars();
+                let r = self.instruction(inst, &[]);
+                self.enter_scalars();
+                r?;
+                for d in super::liveness::destinations(inst) {
+                    let scalar = self.lanes.as_ref().expect("grouped").scalars[d as usize];
+                    let x = self.b.use_var(scalar);
+                    let vt = vector_of(self.func.regs[d as usize].ty.ir_type()).expect("eligible");
+                    let v = self.b.ins().splat(vt, x);
+                    let n = self.lanes.as_ref().expect("grouped").width / vt.lane_count() as usize;
+                    self.write_vectors(d, vec![v; n]);
+                }
+                Ok(false)
+            }
             _ => {
                 let lanes = self.lanes.as_ref().expect("grouped");
                 let defs = super::liveness::destinations(inst);
@@ -997,6 +1028,19 @@ impl Translator<'_, '_> {
         group_wide(inst, &self.lanes.as_ref().expect("grouped").uniform)
     }
 
+    /// Whether the instruction writes the same value in every lane to registers that vary
+    /// elsewhere (`ld.param.u64 %rd1, [p]` before `add.s64 %rd1, %rd1, %rd2`): lowered once
+    /// and repeated, not once a lane. Unguarded (a guard that fails keeps each lane's old
+    /// value), into registers with vectors of their own (not lane-affine: their scalar is
+    /// lane 0's value, kept by `affine_lane_zero`).
+    fn is_lane_invariant(&self, inst: &checked::Inst) -> bool {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        lane_invariant(inst, &lanes.uniform)
+            && super::liveness::destinations(inst)
+                .iter()
+                .all(|&d| lanes.strides[d as usize].is_none())
+    }
+
     /// Swaps the group code's scalar registers and thread id with the one-thread code's, so
     /// that the one-thread lowering reads and writes them (call again to undo).
     pub(super) fn enter_scalars(&mut self) {
@@ -1158,6 +1202,32 @@ mod tests {
     fn a_register_that_other_instructions_use_more_keeps_its_vectors() {
         let body = "fma.rn.f16x2 %r2, %r2, %r2, %r2;\nadd.u32 %r3, %r2, 1;\nadd.u32 %r3, %r2, %r3;";
         assert_eq!(homes_of(body), [false, false, false]);
+    }
+
+    #[test]
+    fn an_unguarded_write_of_uniform_operands_to_a_varying_register_is_lowered_once() {
+        let text = ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 p)\n{\n.reg .b64 %rd<3>;\n.reg .pred %q;\n\
+             mov.u64 %rd2, %tid.x;\nsetp.eq.u64 %q, %rd2, 3;\n\
+             ld.param.u64 %rd1, [p];\nadd.s64 %rd1, %rd1, %rd2;\n@%q ld.param.u64 %rd1, [p];\n\
+             ld.param.u64 %rd2, [p];\nret;\n}\n";
+        let m = crate::kernel::check_ptx("t.ptx", text).expect("valid");
+        let f = &m.functions[0];
+        let uniform = super::uniform_registers(f);
+        let invariant: Vec<bool> = f
+            .body
+            .iter()
+            .flatten()
+            .map(|i| super::lane_invariant(i, &uniform))
+            .collect();
+        // The first `ld.param` is; the per-lane `add`, the guarded load (other lanes keep
+        // their values) and the `mov` of `%tid.x` are not; nor is anything without a
+        // destination.
+        assert_eq!(
+            invariant,
+            [false, false, true, false, false, true, false],
+            "{uniform:?}"
+        );
     }
 
     #[test]
