@@ -97,9 +97,16 @@ fn native_helpers_default() -> Option<crate::native::Isa> {
     })
 }
 
-/// The lane-group form's compile time expected from the one-thread form's: about the median
-/// of the corpus's kernels (2.5–21×: more where many instructions run lane by lane).
-pub const GROUP_COMPILE_RATIO: u32 = 8;
+/// The least a kernel's lane-group form has taken to compile, in multiples of its one-thread
+/// form's compile: 3.6 over the corpus and the compilers' kernels (up to 75, for
+/// `tanh.approx`'s vector form). The tier's first guess, before the form is sized
+/// (`CompiledKernel::group_compile_estimate`).
+pub const GROUP_COMPILE_FLOOR: u32 = 3;
+
+/// A lane-group form's compile time per Cranelift instruction, in multiples of its kernel's
+/// one-thread form's: 0.27–0.98 over the corpus and the compilers' kernels, median 0.6 (the
+/// whole compile's ratio ranges over 3.6–75, its instruction count's over 5–54).
+pub const GROUP_COMPILE_PER_INSTRUCTION: f64 = 0.6;
 
 impl Default for CompileOptions {
     fn default() -> CompileOptions {
@@ -376,8 +383,14 @@ pub struct CompiledKernel {
     pub function: usize,
     /// For kernels with barriers or warp collectives: how their rounds are completed.
     pub coop: Option<crate::sync::CoopKernel>,
-    /// The time `func` took to compile (this function alone).
+    /// The time `func` took to compile (this function alone), and its Cranelift instructions.
     pub compile_time: Duration,
+    pub ir_size: usize,
+    /// What the lane-group form is expected to take to compile, once its size is known
+    /// (`tier`).
+    pub group_estimate: OnceLock<Duration>,
+    /// Set once a worker has started to size the lane-group form.
+    pub group_sizing_started: AtomicBool,
     /// Nanoseconds of launches run in the one-thread form so far (`LaneGroups::WhenHot`).
     pub first_tier_nanos: AtomicU64,
     /// Set once the lane-group form's compile has started, and the form once it is compiled
@@ -387,9 +400,21 @@ pub struct CompiledKernel {
 }
 
 impl CompiledKernel {
-    /// What the lane-group form is expected to take to compile (see `GROUP_COMPILE_RATIO`).
+    /// What the lane-group form is expected to take to compile: from its size once that is
+    /// known ([`group_estimate`](Self::group_estimate)), else at least
+    /// [`GROUP_COMPILE_FLOOR`] times the one-thread form's compile.
     pub fn group_compile_estimate(&self) -> Duration {
-        self.compile_time * GROUP_COMPILE_RATIO
+        let floor = self.compile_time * GROUP_COMPILE_FLOOR;
+        self.group_estimate.get().map_or(floor, |&e| e.max(floor))
+    }
+
+    /// The lane-group form's compile time expected from its `group_ir_size` Cranelift
+    /// instructions (see [`GROUP_COMPILE_PER_INSTRUCTION`]).
+    pub fn group_compile_time_for(&self, group_ir_size: usize) -> Duration {
+        let per_instruction = self.compile_time.as_secs_f64() / self.ir_size.max(1) as f64;
+        Duration::from_secs_f64(
+            per_instruction * GROUP_COMPILE_PER_INSTRUCTION * group_ir_size as f64,
+        )
     }
 }
 
@@ -583,7 +608,8 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         timings,
         clif,
         times,
-    } = build(module, &env, opts, &all, groups)?;
+        ir_sizes,
+    } = build(module, &env, opts, &all, groups, Stage::Code)?;
     let mut kernels = HashMap::new();
     for (fi, f) in module.functions.iter().enumerate() {
         if f.kind != FunctionKind::Entry {
@@ -614,6 +640,9 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
                 function: fi,
                 coop,
                 compile_time: times[&fi],
+                ir_size: ir_sizes[&fi],
+                group_estimate: OnceLock::new(),
+                group_sizing_started: AtomicBool::new(false),
                 first_tier_nanos: AtomicU64::new(0),
                 group_compile_started: AtomicBool::new(false),
                 grouped,
@@ -667,14 +696,48 @@ impl CompiledModule {
             return Ok(None);
         }
         let only = |fi: usize| fi == function;
-        let Built { jit, ids, .. } =
-            build(module, &self.env, &self.opts, &only, Some(Some(block_x)))?;
+        let Built { jit, ids, .. } = build(
+            module,
+            &self.env,
+            &self.opts,
+            &only,
+            Some(Some(block_x)),
+            Stage::Code,
+        )?;
         let func = block_fn(&jit, ids[&function]);
         self.tiers
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(jit);
         Ok(Some(func))
+    }
+
+    /// The Cranelift instructions of the lane-group form [`compile_grouped`] would compile
+    /// (lowered, not compiled: a tenth of the compile's time or less); `None` where it would
+    /// compile none.
+    ///
+    /// [`compile_grouped`]: Self::compile_grouped
+    pub fn grouped_ir_size(
+        &self,
+        module: &checked::Module,
+        function: usize,
+        block_x: u32,
+    ) -> Result<Option<usize>> {
+        if !lower::lanes::eligible(&module.functions[function]) {
+            return Ok(None);
+        }
+        let only = |fi: usize| fi == function;
+        let built = build(
+            module,
+            &self.env,
+            &self.opts,
+            &only,
+            Some(Some(block_x)),
+            Stage::Lowered,
+        )?;
+        // SAFETY: nothing was defined in it, so no code of it can run.
+        unsafe { built.jit.free_memory() };
+        Ok(built.ir_sizes.get(&function).copied())
     }
 }
 
@@ -694,6 +757,16 @@ struct Built {
     clif: Vec<(String, String)>,
     /// Each function's lowering and code generation.
     times: HashMap<usize, Duration>,
+    /// Each function's Cranelift instructions, as lowered.
+    ir_sizes: HashMap<usize, usize>,
+}
+
+/// How far [`build`] goes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// Cranelift IR only (its size), no code.
+    Lowered,
+    Code,
 }
 
 /// Compiles the functions `wanted` selects into a new JIT module, with lane groups for the
@@ -704,6 +777,7 @@ fn build(
     opts: &CompileOptions,
     wanted: &dyn Fn(usize) -> bool,
     lane_groups: Option<Option<u32>>,
+    stage: Stage,
 ) -> Result<Built> {
     let codegen_err = |function: &str, message: String| Error::Codegen {
         function: function.into(),
@@ -810,6 +884,7 @@ fn build(
     let mut fctx = FunctionBuilderContext::new();
     let mut clif = Vec::new();
     let mut times = HashMap::new();
+    let mut ir_sizes = HashMap::new();
     for (fi, f) in module.functions.iter().enumerate() {
         let Some(&id) = ids.get(&fi) else { continue };
         jit.clear_context(&mut ctx);
@@ -831,6 +906,10 @@ fn build(
             builder.finalize(jit.isa().frontend_config());
         }
         timings.lower += lower_start.elapsed();
+        ir_sizes.insert(fi, ctx.func.dfg.num_insts());
+        if stage == Stage::Lowered {
+            continue;
+        }
         let codegen_start = Instant::now();
         if opts.keep_clif {
             clif.push((f.name.clone(), ctx.func.display().to_string()));
@@ -847,14 +926,17 @@ fn build(
         timings.codegen += codegen_start.elapsed();
         times.insert(fi, lower_start.elapsed());
     }
-    jit.finalize_definitions()
-        .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    if stage == Stage::Code {
+        jit.finalize_definitions()
+            .map_err(|e| codegen_err("<module>", e.to_string()))?;
+    }
     Ok(Built {
         jit,
         ids,
         timings,
         clif,
         times,
+        ir_sizes,
     })
 }
 

@@ -491,8 +491,18 @@ impl Kernel {
             jit::tests::FAIL_GROUPED.set(before);
             grouped
         };
+        let size = || {
+            let m = &self.module;
+            crate::tier::size(
+                &m.compiled,
+                &m.checked,
+                &self.name,
+                self.function,
+                config.block.x,
+            )
+        };
         let blocks = config.grid.count();
-        let second_tier = crate::tier::SecondTier::new(k, started, blocks, &compile);
+        let second_tier = crate::tier::SecondTier::new(k, started, blocks, &compile, &size);
         let coop = k.coop.as_ref();
         let after_round = |frames: &mut [u8], ctxs: &[ptxjit_runtime::BlockContext]| {
             coop.expect("only cooperative kernels have rounds")
@@ -731,12 +741,13 @@ mod tier_tests {
         &kernel.module.compiled.kernels["k"]
     }
 
-    /// As if the kernel had run in its one-thread form for as long as its group form takes
-    /// to compile.
+    /// As if the kernel had run in its one-thread form for a minute: longer than its group
+    /// form could take to compile.
     fn run_long_enough(kernel: &Kernel) {
-        let k = compiled(kernel);
-        let nanos = k.group_compile_estimate().as_nanos() as u64;
-        k.first_tier_nanos.store(nanos, Ordering::Relaxed);
+        let nanos = std::time::Duration::from_secs(60).as_nanos() as u64;
+        compiled(kernel)
+            .first_tier_nanos
+            .store(nanos, Ordering::Relaxed);
     }
 
     fn launch_and_check(kernel: &Kernel, blocks: u32) {
@@ -781,6 +792,31 @@ mod tier_tests {
         assert!(kernel.finish_compiling());
         assert!(compiled(&kernel).grouped.get().unwrap().is_some());
         launch_and_check(&kernel, 8);
+    }
+
+    #[test]
+    fn a_kernel_due_by_the_floor_is_sized_then_compiled_if_still_due() {
+        let (m, kernel) = fresh("<tier: sized>");
+        let k = compiled(&kernel);
+        let floor = k.group_compile_estimate();
+        assert_eq!(floor, k.compile_time * jit::GROUP_COMPILE_FLOOR);
+        k.first_tier_nanos
+            .store(floor.as_nanos() as u64, Ordering::Relaxed);
+        launch_and_check(&kernel, 8);
+        // Its estimate is now its lowered size's, which decided.
+        let size = m
+            .inner
+            .compiled
+            .grouped_ir_size(&m.inner.checked, k.function, 256)
+            .unwrap()
+            .unwrap();
+        assert!(size > k.ir_size, "{size} instructions for 64 lanes");
+        assert_eq!(
+            k.group_estimate.get(),
+            Some(&k.group_compile_time_for(size))
+        );
+        let due = floor >= k.group_compile_estimate();
+        assert_eq!(kernel.finish_compiling(), due);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! - that the kernel's earlier launches have run in that form for as long as the group form
 //!   is expected to take to compile ([`CompiledKernel::group_compile_estimate`]): a ski
 //!   rental, so that a kernel of many short launches pays at most about twice what knowing
-//!   its future would have; or
+//!   its future would have, when the estimate is right; or
 //! - that what is left of this launch, at the time the asking worker's fastest block took,
 //!   would take the one-thread form [`PAYBACK`] times that estimate: the group form (4–7
 //!   times faster on the bench's kernels) then repays its compile within this launch. (A
@@ -16,6 +16,14 @@
 //!   caches, so it errs towards compiling early, which a launch of few long blocks needs
 //!   to repay the compile within itself: 8 blocks of the bench's fma chain, 4 a worker,
 //!   decided at the fourth ran all of them in the one-thread form.)
+//!
+//! The estimate: a group form's compile takes 3.6–75 times its one-thread form's (vector
+//! forms of some instructions are large, and an instruction without one is emitted once a
+//! lane), but per Cranelift instruction it takes 0.27–0.98 times as long. So the rule first
+//! asks with a floor (`GROUP_COMPILE_FLOOR` times the one-thread compile); when that says
+//! compile, the worker lowers the group form without compiling it (a tenth of the compile's
+//! time or less), takes the estimate from its size (`GROUP_COMPILE_PER_INSTRUCTION`), and
+//! asks again. A fixed ratio (8, the median) was off by up to 6× each way.
 //!
 //! That worker compiles the group form while the others go on with the one-thread form, and
 //! every block that starts once it is ready runs it (the kernels that have a group form have
@@ -49,8 +57,9 @@ pub(crate) struct SecondTier<'a> {
     /// Per worker (by rayon's index; the last one for the launching thread): when it last
     /// asked, in nanoseconds after `started`, how often, and its fastest block timed.
     last_asked: Vec<(AtomicU64, AtomicU64, AtomicU64)>,
-    /// Compiles the group form (see [`compile`]) and returns it.
+    /// Compiles the group form (see [`compile`]) and returns it; sizes it (see [`size`]).
     compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
+    size: &'a (dyn Fn() -> Duration + Sync),
 }
 
 impl<'a> SecondTier<'a> {
@@ -61,6 +70,7 @@ impl<'a> SecondTier<'a> {
         started: Instant,
         blocks: u64,
         compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
+        size: &'a (dyn Fn() -> Duration + Sync),
     ) -> Option<SecondTier<'a>> {
         if kernel.grouped.get().is_some() {
             return None;
@@ -86,6 +96,7 @@ impl<'a> SecondTier<'a> {
                 })
                 .collect(),
             compile,
+            size,
         })
     }
 
@@ -98,14 +109,14 @@ impl<'a> SecondTier<'a> {
             .fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// Whether the group form should be compiled now, before the block about to start.
-    fn due(&self) -> bool {
+    /// The rest of the launch in the one-thread form, at the asking worker's fastest block so
+    /// far (`None` before its second block); called once a block.
+    fn rest(&self) -> Option<Duration> {
         let now = self.started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
         let started = self.asked.fetch_add(1, Ordering::Relaxed);
         // The rest of the launch, at this worker's fastest block's time so far.
         let slot = rayon::current_thread_index().unwrap_or(self.workers as usize);
-        let rest = self
-            .last_asked
+        self.last_asked
             .get(slot)
             .and_then(|(last, count, fastest)| {
                 let previous = last.swap(now, Ordering::Relaxed);
@@ -117,8 +128,7 @@ impl<'a> SecondTier<'a> {
                 let block = fastest.fetch_min(interval, Ordering::Relaxed).min(interval);
                 let left = self.blocks.saturating_sub(started) as f64 / self.workers as f64;
                 Some(Duration::from_nanos(block).mul_f64(left))
-            });
-        due(self.kernel.group_compile_estimate(), self.spent, rest)
+            })
     }
 }
 
@@ -139,13 +149,48 @@ impl Upgrade for SecondTier<'_> {
             return grouped;
         }
         // (Once started, no clock: another worker is compiling.)
-        if !k.group_compile_started.load(Ordering::Relaxed)
-            && self.due()
-            && !k.group_compile_started.swap(true, Ordering::AcqRel)
-        {
-            return (self.compile)();
+        if k.group_compile_started.load(Ordering::Relaxed) {
+            return None;
         }
-        None
+        let rest = self.rest();
+        if !due(k.group_compile_estimate(), self.spent, rest) {
+            return None;
+        }
+        // Due by the floor: size the form (one worker, once), and ask again.
+        if k.group_estimate.get().is_none() {
+            if k.group_sizing_started.swap(true, Ordering::AcqRel) {
+                return None;
+            }
+            let _ = k.group_estimate.set((self.size)());
+            if !due(k.group_compile_estimate(), self.spent, rest) {
+                return None;
+            }
+        }
+        if k.group_compile_started.swap(true, Ordering::AcqRel) {
+            return None;
+        }
+        (self.compile)()
+    }
+}
+
+/// What the lane-group form of kernel `name` (function `function` of `checked`), for
+/// launches of `block_x` threads in x, is expected to take to compile: from the Cranelift
+/// instructions it lowers to (`CompiledKernel::group_compile_time_for`). Where it has no
+/// group form, or its lowering fails, the floor: its compile then fails as fast.
+pub(crate) fn size(
+    compiled: &CompiledModule,
+    checked: &checked::Module,
+    name: &str,
+    function: usize,
+    block_x: u32,
+) -> Duration {
+    let kernel = &compiled.kernels[name];
+    let lowered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        compiled.grouped_ir_size(checked, function, block_x)
+    }));
+    match lowered {
+        Ok(Ok(Some(n))) => kernel.group_compile_time_for(n),
+        _ => kernel.compile_time * crate::jit::GROUP_COMPILE_FLOOR,
     }
 }
 
