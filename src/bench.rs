@@ -72,8 +72,8 @@ fn fmt(x: f64) -> String {
     }
 }
 
-/// Median wall time of `runs` calls of `f` (after one warm-up call).
-fn median_time(runs: usize, mut f: impl FnMut()) -> Duration {
+/// Wall times of `runs` calls of `f` (after one warm-up call), fastest first.
+fn sorted_times(runs: usize, mut f: impl FnMut()) -> Vec<Duration> {
     f();
     let mut times: Vec<Duration> = (0..runs)
         .map(|_| {
@@ -83,22 +83,13 @@ fn median_time(runs: usize, mut f: impl FnMut()) -> Duration {
         })
         .collect();
     times.sort();
-    times[times.len() / 2]
+    times
 }
 
-/// The fastest of `runs` runs of `f` (after one more, unmeasured), and their median: what
-/// the C baselines measure (the fastest of theirs), and the spread.
-fn fastest_and_median_time(runs: usize, mut f: impl FnMut()) -> (Duration, Duration) {
-    f();
-    let mut times: Vec<Duration> = (0..runs)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .collect();
-    times.sort();
-    (times[0], times[times.len() / 2])
+/// Median wall time of `runs` calls of `f` (after one warm-up call).
+fn median_time(runs: usize, f: impl FnMut()) -> Duration {
+    let times = sorted_times(runs, f);
+    times[times.len() / 2]
 }
 
 /// The median times of several measurements taken in turn, round after round, so that a
@@ -604,7 +595,8 @@ fn chain_gflops(
             .expect("chain")
     };
     make_hot(&kernel, launch);
-    let (t_jit, t_median) = fastest_and_median_time(9, launch);
+    let times = sorted_times(9, launch);
+    let (t_jit, t_median) = (times[0], times[times.len() / 2]);
     let mut native = Vec::new();
     let t_native = median_time(1, || native = native_chain(ty, threads, iters, x, c));
     let jit: Vec<u32> = if ty == "f16" {

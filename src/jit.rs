@@ -692,18 +692,11 @@ impl CompiledModule {
         if tests::FAIL_GROUPED.get() {
             panic!("an injected failure of the lane-group compile");
         }
-        if !lower::lanes::eligible(&module.functions[function]) {
+        let Some(Built { jit, ids, .. }) =
+            self.build_grouped(module, function, block_x, Stage::Code)?
+        else {
             return Ok(None);
-        }
-        let only = |fi: usize| fi == function;
-        let Built { jit, ids, .. } = build(
-            module,
-            &self.env,
-            &self.opts,
-            &only,
-            Some(Some(block_x)),
-            Stage::Code,
-        )?;
+        };
         let func = block_fn(&jit, ids[&function]);
         self.tiers
             .lock()
@@ -723,21 +716,29 @@ impl CompiledModule {
         function: usize,
         block_x: u32,
     ) -> Result<Option<usize>> {
+        let Some(built) = self.build_grouped(module, function, block_x, Stage::Lowered)? else {
+            return Ok(None);
+        };
+        // SAFETY: nothing was defined in it, so no code of it can run.
+        unsafe { built.jit.free_memory() };
+        Ok(built.ir_sizes.get(&function).copied())
+    }
+
+    /// [`build`] of the lane-group form of `function` alone, for launches of `block_x`
+    /// threads in x, to `stage`; `None` if it cannot have one.
+    fn build_grouped(
+        &self,
+        module: &checked::Module,
+        function: usize,
+        block_x: u32,
+        stage: Stage,
+    ) -> Result<Option<Built>> {
         if !lower::lanes::eligible(&module.functions[function]) {
             return Ok(None);
         }
         let only = |fi: usize| fi == function;
-        let built = build(
-            module,
-            &self.env,
-            &self.opts,
-            &only,
-            Some(Some(block_x)),
-            Stage::Lowered,
-        )?;
-        // SAFETY: nothing was defined in it, so no code of it can run.
-        unsafe { built.jit.free_memory() };
-        Ok(built.ir_sizes.get(&function).copied())
+        let groups = Some(Some(block_x));
+        build(module, &self.env, &self.opts, &only, groups, stage).map(Some)
     }
 }
 
