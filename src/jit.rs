@@ -387,7 +387,7 @@ pub struct CompiledKernel {
     pub compile_time: Duration,
     pub ir_size: usize,
     /// What the lane-group form is expected to take to compile, once its size is known
-    /// (`tier`).
+    /// (`tier`; sized once, for the `ntid.x` of the launch that asked first).
     pub group_estimate: OnceLock<Duration>,
     /// Set once a worker has started to size the lane-group form.
     pub group_sizing_started: AtomicBool,
