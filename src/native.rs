@@ -419,13 +419,8 @@ mod x86 {
         uniform: u32,
     ) {
         let m = mode(CODE);
-        // A uniform pair decoded in a 128-bit register, then repeated as one 64-bit lane (a
-        // 512-bit conversion takes the conversion unit, the loop's bottleneck, twice as long).
-        let pair = |v: i32| {
-            let both = _mm256_castps256_ps128(decode8(m, _mm_cvtsi32_si128(v)));
-            _mm512_castpd_ps(_mm512_broadcastsd_pd(_mm_castps_pd(both)))
-        };
-        let uniform = uniform_operands::<CODE>(x, uniform).map(|u| u.map(pair));
+        let uniform = uniform_pairs::<CODE>(x, uniform)
+            .map(|u| u.map(|pair| _mm512_castpd_ps(_mm512_broadcastsd_pd(pair))));
         for i in (0..halves).step_by(16) {
             // SAFETY: by the caller's promise.
             let operand = |k| unsafe { operand16(m, x, uniform, k, i) };
@@ -459,11 +454,22 @@ mod x86 {
         }
     }
 
-    /// The 32-bit value of each operand with a bit in `uniform`, which the caller passes in
-    /// place of its pointer (an fma alone has a third operand).
-    fn uniform_operands<const CODE: u32>(x: [*const u16; 3], uniform: u32) -> [Option<i32>; 3] {
-        let sources = if mode(CODE).op == 3 { 3 } else { 2 };
-        std::array::from_fn(|k| (k < sources && uniform >> k & 1 == 1).then(|| x[k].addr() as i32))
+    /// Each operand with a bit in `uniform` (its 32-bit value, which the caller passes in
+    /// place of its pointer; an fma alone has a third operand), its pair of halves decoded
+    /// once a call as one 64-bit lane, for the helper to repeat. Decoded in a 128-bit
+    /// register: a different instruction from the loop's decoding, which the compiler would
+    /// otherwise merge with it and repeat every step, and on AVX-512 half the conversion
+    /// unit's time (the loop's bottleneck) of a 512-bit conversion.
+    #[target_feature(enable = "avx2,f16c")]
+    fn uniform_pairs<const CODE: u32>(x: [*const u16; 3], uniform: u32) -> [Option<__m128d>; 3] {
+        let m = mode(CODE);
+        let sources = if m.op == 3 { 3 } else { 2 };
+        std::array::from_fn(|k| {
+            (k < sources && uniform >> k & 1 == 1).then(|| {
+                let value = _mm_cvtsi32_si128(x[k].addr() as i32);
+                _mm_castps_pd(_mm256_castps256_ps128(decode8(m, value)))
+            })
+        })
     }
 
     /// [`arith8`] over `halves` halves (a multiple of 8) at `x`, results at `dst`, `uniform`
@@ -479,14 +485,8 @@ mod x86 {
         uniform: u32,
     ) {
         let m = mode(CODE);
-        // A uniform pair decoded once, then repeated as one 64-bit lane: a different
-        // instruction from the loop's decoding, which the compiler would otherwise merge with
-        // it and repeat every step.
-        let pair = |v: i32| {
-            let both = _mm256_castps256_ps128(decode8(m, _mm_cvtsi32_si128(v)));
-            _mm256_castpd_ps(_mm256_broadcastsd_pd(_mm_castps_pd(both)))
-        };
-        let values = uniform_operands::<CODE>(x, uniform).map(|u| u.map(pair));
+        let values = uniform_pairs::<CODE>(x, uniform)
+            .map(|u| u.map(|pair| _mm256_castpd_ps(_mm256_broadcastsd_pd(pair))));
         if m.op == 3 {
             let given = values.map(|u| u.unwrap_or(_mm256_setzero_ps()));
             // One loop for each set of uniform operands (a call site's is fixed).
