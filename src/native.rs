@@ -472,7 +472,7 @@ mod x86 {
         })
     }
 
-    /// [`arith8`] over `halves` halves (a multiple of 8) at `x`, results at `dst`, `uniform`
+    /// [`arith8`] over `halves` halves (a multiple of 16) at `x`, results at `dst`, `uniform`
     /// as for [`group16`].
     ///
     /// # Safety
