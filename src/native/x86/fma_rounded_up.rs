@@ -15,12 +15,14 @@
 //! set is a whole MXCSR: round up, every exception masked, no FTZ or DAZ.
 //!
 //! A step is eight halves; the loop does two a turn (a call's halves are a multiple of 16).
-//! f16 NaN results are made canonical after the loop, not a step at a time: each step adds
-//! its rounding up (a NaN exactly where the result is) into a sum, and where a sum ends NaN
-//! a pass replaces the NaN halves the narrowing left. One add a step instead of a compare
-//! and a blend: the f16x2 fma chain 9% faster on AMD Zen 4, and with the two steps a turn
-//! (uniform operands read from their registers, not copied) 15%. bf16 keeps the blend: its
-//! rounding by integer addition can carry a NaN's bits out of the NaNs.
+//! NaN results are made canonical after the loop, not a step at a time: each step adds its
+//! rounding up (a NaN exactly where the result is) into a sum, and where a sum ends NaN a
+//! pass replaces the NaN halves the narrowing left. One add a step instead of a compare and
+//! a blend: the f16x2 fma chain 9% faster on AMD Zen 4, and with the two steps a turn
+//! (uniform operands read from their registers, not copied) 15%. bf16's rounding by integer
+//! addition keeps a NaN a NaN: the fma's NaN is an operand's, quieted, or the default NaN,
+//! so its low 16 bits are zero, like every decoded bf16's, and the addition carries nothing
+//! out of them.
 
 use std::arch::asm;
 use std::arch::x86_64::*;
@@ -41,8 +43,6 @@ struct Constants {
     magnitude: [u32; 8],
     /// The format's smallest normal, as f32 (`.ftz` flushes what is below it).
     min_normal: [f32; 8],
-    /// What a bf16 NaN lane becomes: the canonical NaN's bits.
-    nan: [u32; 8],
     /// bf16 rounding to nearest even: bits + 0x7FFF + (the kept part's last bit).
     round: [u32; 8],
     one: [u32; 8],
@@ -56,7 +56,6 @@ const fn constants(format: HalfFormat) -> Constants {
         sign: [0x8000_0000; 8],
         magnitude: [0x7FFF_FFFF; 8],
         min_normal: [min_normal; 8],
-        nan: [CANONICAL_NAN as u32; 8],
         round: [0x7FFF; 8],
         one: [1; 8],
     }
@@ -158,14 +157,17 @@ macro_rules! step {
             // The odd one (down where its last bit, moved to the sign, is set).
             "vpslld ymm4, ymm0, 31\n",
             "vblendvps ymm4, ymm3, ymm0, ymm4\n",
+            "vaddps {",
+            $acc,
+            "}, {",
+            $acc,
+            "}, ymm3\n",
             ".if {bf16}\n",
-            "vcmpunordps ymm5, ymm3, ymm3\n",
             "vpsrld ymm0, ymm4, 16\n",
             "vpand ymm0, ymm0, ymmword ptr [{k} + {one}]\n",
             "vpaddd ymm0, ymm0, ymmword ptr [{k} + {round}]\n",
             "vpaddd ymm0, ymm0, ymm4\n",
             "vpsrld ymm0, ymm0, 16\n",
-            "vblendvps ymm0, ymm0, ymmword ptr [{k} + {nan}], ymm5\n",
             "vextracti128 xmm1, ymm0, 1\n",
             "vpackusdw xmm0, xmm0, xmm1\n",
             "vmovdqu xmmword ptr [{dst} + {i} + ",
@@ -250,7 +252,6 @@ pub(super) unsafe fn fma8<const CODE: u32, const UNIFORM: u32>(
             sign = const offset_of!(Constants, sign),
             magnitude = const offset_of!(Constants, magnitude),
             min_normal = const offset_of!(Constants, min_normal),
-            nan = const offset_of!(Constants, nan),
             round = const offset_of!(Constants, round),
             one = const offset_of!(Constants, one),
             out("ymm0") _,
@@ -263,8 +264,7 @@ pub(super) unsafe fn fma8<const CODE: u32, const UNIFORM: u32>(
         );
     }
     // (An `inf − inf` in the sums, without a NaN result, only costs the pass.)
-    let canonicalize =
-        !m.bf16 && _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(acc[0], acc[1])) != 0;
+    let canonicalize = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(acc[0], acc[1])) != 0;
     if canonicalize || m.ftz || m.sat || m.relu {
         for i in (0..halves).step_by(8) {
             // SAFETY: `dst` has `halves` halves, written above.
