@@ -275,16 +275,49 @@ mod x86 {
         _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(x)))
     }
 
-    /// Eight f32 values rounded to bf16, nearest even (NaNs give the canonical NaN).
+    /// Eight f32 values rounded to bf16, nearest even. A NaN stays a NaN where its low 16 bits
+    /// are zero (a decoded bf16's, and so an operation's NaN result on them): the addition
+    /// then carries nothing out of them.
     #[target_feature(enable = "avx2")]
     fn f32_to_bf16(r: __m256) -> __m128i {
         let bits = _mm256_castps_si256(r);
         let odd = _mm256_and_si256(_mm256_srli_epi32::<16>(bits), _mm256_set1_epi32(1));
         let rounded = _mm256_add_epi32(_mm256_add_epi32(bits, _mm256_set1_epi32(0x7FFF)), odd);
         let h = _mm256_srli_epi32::<16>(rounded);
-        let nan = _mm256_castps_si256(_mm256_cmp_ps::<_CMP_UNORD_Q>(r, r));
-        let h = _mm256_blendv_epi8(h, _mm256_set1_epi32(CANONICAL_NAN as i32), nan);
         _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h))
+    }
+
+    /// Whether a sum of a loop's results is NaN: then one of them was (or, rarely, the sum
+    /// met infinities of both signs).
+    #[target_feature(enable = "avx")]
+    fn any_nan(sum: __m256) -> bool {
+        _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(sum, sum)) != 0
+    }
+
+    /// The end of the AVX2 helpers' loops, over the `halves` halves at `dst`, which they
+    /// narrowed without looking at NaNs: where `nan_seen`, NaN halves become the canonical NaN
+    /// (a pass when a result was NaN, where a compare and a blend a step cost every call);
+    /// then `.ftz .sat .relu` ([`finish`]).
+    ///
+    /// # Safety
+    /// `dst` must have `halves` halves, a multiple of 8.
+    #[target_feature(enable = "avx2")]
+    unsafe fn settle8(m: Mode, dst: *mut u16, halves: usize, nan_seen: bool) {
+        if !(nan_seen || m.ftz || m.sat || m.relu) {
+            return;
+        }
+        for i in (0..halves).step_by(8) {
+            // SAFETY: by the caller's promise.
+            unsafe {
+                let mut h = wide(_mm_loadu_si128(dst.add(i).cast()));
+                if nan_seen {
+                    let canonical = _mm256_set1_epi16(CANONICAL_NAN as i16);
+                    h = _mm256_blendv_epi8(h, canonical, nan(h, m.f));
+                }
+                let h = _mm256_castsi256_si128(finish(m, h));
+                _mm_storeu_si128(dst.add(i).cast(), h);
+            }
+        }
     }
 
     /// Eight halves of format `m` as f32, exactly (after the inputs' `.ftz`, if asked for).
@@ -300,26 +333,6 @@ mod x86 {
         } else {
             _mm256_cvtph_ps(x)
         }
-    }
-
-    /// The eight-half form of the scalar helper (AVX2) on operands [`decode8`] made: the
-    /// same bits, for `add`, `sub` and `mul` (the fma: [`fma_rounded_up::fma8`]).
-    #[target_feature(enable = "avx2,f16c,fma")]
-    pub fn arith8<const CODE: u32>(fa: __m256, fb: __m256) -> __m128i {
-        let m = mode(CODE);
-        let r = match m.op {
-            0 => _mm256_add_ps(fa, fb),
-            1 => _mm256_sub_ps(fa, fb),
-            _ => _mm256_mul_ps(fa, fb),
-        };
-        let h = if m.bf16 {
-            f32_to_bf16(r)
-        } else {
-            let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r);
-            let nan = _mm256_castsi256_si128(nan(wide(h), m.f));
-            _mm_blendv_epi8(h, _mm_set1_epi16(CANONICAL_NAN as i16), nan)
-        };
-        _mm256_castsi256_si128(finish(m, wide(h)))
     }
 
     /// Sixteen halves of format `m` as f32, exactly (after the inputs' `.ftz`, if asked for).
@@ -350,8 +363,9 @@ mod x86 {
         (_mm512_mask_blend_ps(down_odd, up, down), up)
     }
 
-    /// Sixteen lanes at once with AVX-512 on operands [`decode16`] made: the bits of
-    /// [`arith8`], the fma rounded to odd in f32 ([`fma_to_odd16`]).
+    /// Sixteen lanes at once with AVX-512 on operands [`decode16`] made: one f32 operation
+    /// (the fma rounded to odd in f32: [`fma_to_odd16`]), one rounding to the half, NaN
+    /// results canonical, then [`finish`].
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
     pub fn arith16<const CODE: u32>(fa: __m512, fb: __m512, fc: __m512) -> __m256i {
         let m = mode(CODE);
@@ -472,8 +486,8 @@ mod x86 {
         })
     }
 
-    /// [`arith8`] over `halves` halves (a multiple of 16) at `x`, results at `dst`, `uniform`
-    /// as for [`group16`].
+    /// [`group16`] with AVX2, eight halves a step (the fma: [`fma_rounded_up::fma8`]); NaN
+    /// results made canonical after the loop ([`settle8`]).
     ///
     /// # Safety
     /// As for [`group16`].
@@ -506,13 +520,28 @@ mod x86 {
             }
             return;
         }
+        // (The sum of the results: see [`settle8`].)
+        let mut sum = _mm256_setzero_ps();
         for i in (0..halves).step_by(8) {
             // SAFETY: by the caller's promise.
             let operand = |k| unsafe { operand8(m, x, values, k, i) };
-            let r = arith8::<CODE>(operand(0), operand(1));
+            let (a, b) = (operand(0), operand(1));
+            let r = match m.op {
+                0 => _mm256_add_ps(a, b),
+                1 => _mm256_sub_ps(a, b),
+                _ => _mm256_mul_ps(a, b),
+            };
+            sum = _mm256_add_ps(sum, r);
+            let h = if m.bf16 {
+                f32_to_bf16(r)
+            } else {
+                _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r)
+            };
             // SAFETY: as above.
-            unsafe { _mm_storeu_si128(dst.add(i).cast(), r) };
+            unsafe { _mm_storeu_si128(dst.add(i).cast(), h) };
         }
+        // SAFETY: as above.
+        unsafe { settle8(m, dst, halves, any_nan(sum)) };
     }
 }
 

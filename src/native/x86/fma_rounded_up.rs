@@ -28,8 +28,8 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 use std::mem::offset_of;
 
-use super::{Mode, finish, mode, nan, wide};
-use crate::semantics::half::{self, CANONICAL_NAN, HalfFormat};
+use super::{Mode, any_nan, mode, settle8};
+use crate::semantics::half::{self, HalfFormat};
 
 /// MXCSR for the loop: exceptions masked (bits 7–12), rounding up (bits 13–14 = 10b).
 const ROUND_UP: u32 = 0x1F80 | 0x4000;
@@ -263,20 +263,6 @@ pub(super) unsafe fn fma8<const CODE: u32, const UNIFORM: u32>(
             options(nostack),
         );
     }
-    // (An `inf − inf` in the sums, without a NaN result, only costs the pass.)
-    let canonicalize = _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(acc[0], acc[1])) != 0;
-    if canonicalize || m.ftz || m.sat || m.relu {
-        for i in (0..halves).step_by(8) {
-            // SAFETY: `dst` has `halves` halves, written above.
-            unsafe {
-                let mut h = wide(_mm_loadu_si128(dst.add(i).cast()));
-                if canonicalize {
-                    let canonical = _mm256_set1_epi16(CANONICAL_NAN as i16);
-                    h = _mm256_blendv_epi8(h, canonical, nan(h, m.f));
-                }
-                let h = _mm256_castsi256_si128(finish(m, h));
-                _mm_storeu_si128(dst.add(i).cast(), h);
-            }
-        }
-    }
+    // SAFETY: `dst` has `halves` halves, written above.
+    unsafe { settle8(m, dst, halves, any_nan(_mm256_add_ps(acc[0], acc[1]))) };
 }
