@@ -287,11 +287,11 @@ mod x86 {
         _mm_packus_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h))
     }
 
-    /// Whether a sum of a loop's results is NaN: then one of them was (or, rarely, the sum
-    /// met infinities of both signs).
+    /// Whether either of two sums of a loop's results has a NaN lane: then one of the results
+    /// was NaN (or, rarely, a sum met infinities of both signs).
     #[target_feature(enable = "avx")]
-    fn any_nan(sum: __m256) -> bool {
-        _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(sum, sum)) != 0
+    fn any_nan(sums: [__m256; 2]) -> bool {
+        _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(sums[0], sums[1])) != 0
     }
 
     /// The end of the AVX2 helpers' loops, over the `halves` halves at `dst`, which they
@@ -541,7 +541,7 @@ mod x86 {
             unsafe { _mm_storeu_si128(dst.add(i).cast(), h) };
         }
         // SAFETY: as above.
-        unsafe { settle8(m, dst, halves, any_nan(sum)) };
+        unsafe { settle8(m, dst, halves, any_nan([sum, sum])) };
     }
 }
 

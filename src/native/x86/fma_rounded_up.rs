@@ -174,11 +174,6 @@ macro_rules! step {
             $off,
             "], xmm0\n",
             ".else\n",
-            "vaddps {",
-            $acc,
-            "}, {",
-            $acc,
-            "}, ymm3\n",
             // (Narrowing to a register, then storing: the narrowing to memory measured
             // slower on AMD Zen 4.)
             "vcvtps2ph xmm4, ymm4, 0\n",
@@ -264,5 +259,5 @@ pub(super) unsafe fn fma8<const CODE: u32, const UNIFORM: u32>(
         );
     }
     // SAFETY: `dst` has `halves` halves, written above.
-    unsafe { settle8(m, dst, halves, any_nan(_mm256_add_ps(acc[0], acc[1]))) };
+    unsafe { settle8(m, dst, halves, any_nan(acc)) };
 }
