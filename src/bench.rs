@@ -734,7 +734,7 @@ fn interpreter(opts: &Options) -> Vec<Measurement> {
             baseline: work / t_int / 1e6,
             baseline_unit: base_unit,
             ratio: t_int / t_jit,
-            target: Some(20.0),
+            target: Some(100.0),
             note: note.into(),
         }
     };
@@ -1054,9 +1054,9 @@ fn launch_latency(opts: &Options) -> Vec<Measurement> {
         name: "launch_latency_empty_1x32".into(),
         value: median,
         unit: "us",
-        baseline: 5.0,
+        baseline: 1.0,
         baseline_unit: "us(target)",
-        ratio: 5.0 / median,
+        ratio: 1.0 / median,
         target: Some(1.0),
         note: format!("median of {launches}"),
     }]
