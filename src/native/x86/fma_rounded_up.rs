@@ -66,42 +66,21 @@ static BF16_CONSTANTS: Constants = constants(half::BF16);
 
 /// The `asm!` text that decodes the eight halves at `[p + i + off]` into register `y` (and
 /// flushes them, with `.ftz`). Uses ymm5 as scratch.
+#[rustfmt::skip]
 macro_rules! load {
     ($p:literal, $off:literal, $y:literal) => {
         concat!(
             ".if {bf16}\n",
-            "vpmovzxwd ",
-            $y,
-            ", xmmword ptr [{",
-            $p,
-            "} + {i} + ",
-            $off,
-            "]\n",
-            "vpslld ",
-            $y,
-            ", ",
-            $y,
-            ", 16\n",
+            "vpmovzxwd ", $y, ", xmmword ptr [{", $p, "} + {i} + ", $off, "]\n",
+            "vpslld ", $y, ", ", $y, ", 16\n",
             ".else\n",
-            "vcvtph2ps ",
-            $y,
-            ", xmmword ptr [{",
-            $p,
-            "} + {i} + ",
-            $off,
-            "]\n",
+            "vcvtph2ps ", $y, ", xmmword ptr [{", $p, "} + {i} + ", $off, "]\n",
             ".endif\n",
             ".if {ftz}\n",
-            "vandps ymm5, ",
-            $y,
-            ", ymmword ptr [{k} + {magnitude}]\n",
+            "vandps ymm5, ", $y, ", ymmword ptr [{k} + {magnitude}]\n",
             "vcmpltps ymm5, ymm5, ymmword ptr [{k} + {min_normal}]\n",
             "vandps ymm5, ymm5, ymmword ptr [{k} + {magnitude}]\n",
-            "vandnps ",
-            $y,
-            ", ymm5, ",
-            $y,
-            "\n",
+            "vandnps ", $y, ", ymm5, ", $y, "\n",
             ".endif\n",
         )
     };
@@ -109,32 +88,22 @@ macro_rules! load {
 
 /// The `asm!` text of `fma` (a form `213`: `ymm = b × ymm + c`) with `b` and `c` where they
 /// are: a uniform operand's own register (never written), else ymm1 and ymm2.
+#[rustfmt::skip]
 macro_rules! fma213 {
     ($fma:literal) => {
         concat!(
             ".if {ub}\n",
-            ".if {uc}\n",
-            $fma,
-            ", {xb}, {xc}\n",
+            ".if {uc}\n", $fma, ", {xb}, {xc}\n", ".else\n", $fma, ", {xb}, ymm2\n", ".endif\n",
             ".else\n",
-            $fma,
-            ", {xb}, ymm2\n",
-            ".endif\n",
-            ".else\n",
-            ".if {uc}\n",
-            $fma,
-            ", ymm1, {xc}\n",
-            ".else\n",
-            $fma,
-            ", ymm1, ymm2\n",
-            ".endif\n",
+            ".if {uc}\n", $fma, ", ymm1, {xc}\n", ".else\n", $fma, ", ymm1, ymm2\n", ".endif\n",
             ".endif\n",
         )
     };
 }
 
-/// The `asm!` text of one step: the eight halves at byte `off` past `{i}`. f16 adds the
-/// rounding up to `acc`, a NaN from the first NaN result on.
+/// The `asm!` text of one step: the eight halves at byte `off` past `{i}`. Adds the rounding
+/// up to `acc`, a NaN from the first NaN result on.
+#[rustfmt::skip]
 macro_rules! step {
     ($off:literal, $acc:literal) => {
         concat!(
@@ -157,11 +126,7 @@ macro_rules! step {
             // The odd one (down where its last bit, moved to the sign, is set).
             "vpslld ymm4, ymm0, 31\n",
             "vblendvps ymm4, ymm3, ymm0, ymm4\n",
-            "vaddps {",
-            $acc,
-            "}, {",
-            $acc,
-            "}, ymm3\n",
+            "vaddps {", $acc, "}, {", $acc, "}, ymm3\n",
             ".if {bf16}\n",
             "vpsrld ymm0, ymm4, 16\n",
             "vpand ymm0, ymm0, ymmword ptr [{k} + {one}]\n",
@@ -170,16 +135,12 @@ macro_rules! step {
             "vpsrld ymm0, ymm0, 16\n",
             "vextracti128 xmm1, ymm0, 1\n",
             "vpackusdw xmm0, xmm0, xmm1\n",
-            "vmovdqu xmmword ptr [{dst} + {i} + ",
-            $off,
-            "], xmm0\n",
+            "vmovdqu xmmword ptr [{dst} + {i} + ", $off, "], xmm0\n",
             ".else\n",
             // (Narrowing to a register, then storing: the narrowing to memory measured
             // slower on AMD Zen 4.)
             "vcvtps2ph xmm4, ymm4, 0\n",
-            "vmovdqu xmmword ptr [{dst} + {i} + ",
-            $off,
-            "], xmm4\n",
+            "vmovdqu xmmword ptr [{dst} + {i} + ", $off, "], xmm4\n",
             ".endif\n",
         )
     };
