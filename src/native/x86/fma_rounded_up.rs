@@ -161,6 +161,10 @@ pub(super) unsafe fn fma8<const CODE: u32, const UNIFORM: u32>(
     uniform: [__m256; 3],
 ) {
     let m: Mode = mode(CODE);
+    debug_assert!(
+        halves.is_multiple_of(16),
+        "{halves} halves: the loop takes 16 a turn"
+    );
     if halves == 0 {
         // (The loop below runs its body before its test.)
         return;
