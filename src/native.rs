@@ -158,6 +158,24 @@ pub fn symbols(widest: Isa) -> Vec<(&'static str, *const u8, Vec<Slot>, Vec<Slot
     all
 }
 
+/// `f::<.., U>(args)` for `U` = the low three bits of `uniform` (which sources of a group
+/// helper's call are uniform): one instance of a loop for each set, so that no step tests them.
+#[cfg(target_arch = "x86_64")]
+macro_rules! by_uniform {
+    ($uniform:expr, $($f:ident)::+::<$code:ident>($($arg:expr),*)) => {
+        match $uniform & 7 {
+            0 => $($f)::+::<$code, 0>($($arg),*),
+            1 => $($f)::+::<$code, 1>($($arg),*),
+            2 => $($f)::+::<$code, 2>($($arg),*),
+            3 => $($f)::+::<$code, 3>($($arg),*),
+            4 => $($f)::+::<$code, 4>($($arg),*),
+            5 => $($f)::+::<$code, 5>($($arg),*),
+            6 => $($f)::+::<$code, 6>($($arg),*),
+            _ => $($f)::+::<$code, 7>($($arg),*),
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::CANONICAL_NAN;
@@ -394,20 +412,20 @@ mod x86 {
     }
 
     /// Operand `k` of a group helper's call at half `i`, decoded ([`decode16`]): the sixteen
-    /// halves there, or, where bit `k` of `uniform` is set, its one decoded value.
+    /// halves there, or, where bit `k` of `UNIFORM` is set, `given[k]`.
     ///
     /// # Safety
     /// As for [`group16`].
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c")]
-    unsafe fn operand16(
+    unsafe fn operand16<const UNIFORM: u32>(
         m: Mode,
         x: [*const u16; 3],
-        uniform: [Option<__m512>; 3],
+        given: [__m512; 3],
         k: usize,
         i: usize,
     ) -> __m512 {
-        if let Some(v) = uniform[k] {
-            return v;
+        if UNIFORM >> k & 1 == 1 {
+            return given[k];
         }
         // One 32-byte load: a chain's operand is mostly a register's home, which this helper
         // stored 32 bytes at a time. (Where the JIT stored it as 16-byte vectors the load
@@ -432,12 +450,31 @@ mod x86 {
         halves: usize,
         uniform: u32,
     ) {
+        let given = uniform_pairs::<CODE>(x, uniform).map(|u| {
+            u.map_or(_mm512_setzero_ps(), |pair| {
+                _mm512_castpd_ps(_mm512_broadcastsd_pd(pair))
+            })
+        });
+        // SAFETY: by the caller's promise; `given` has the uniform operands.
+        unsafe { by_uniform!(uniform, loop16::<CODE>(dst, x, halves, given)) }
+    }
+
+    /// [`group16`]'s loop for one set of uniform operands (a call site's is fixed): no test
+    /// of them a step.
+    ///
+    /// # Safety
+    /// As for [`group16`].
+    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
+    unsafe fn loop16<const CODE: u32, const UNIFORM: u32>(
+        dst: *mut u16,
+        x: [*const u16; 3],
+        halves: usize,
+        given: [__m512; 3],
+    ) {
         let m = mode(CODE);
-        let uniform = uniform_pairs::<CODE>(x, uniform)
-            .map(|u| u.map(|pair| _mm512_castpd_ps(_mm512_broadcastsd_pd(pair))));
         for i in (0..halves).step_by(16) {
             // SAFETY: by the caller's promise.
-            let operand = |k| unsafe { operand16(m, x, uniform, k, i) };
+            let operand = |k| unsafe { operand16::<UNIFORM>(m, x, given, k, i) };
             let c = if m.op == 3 {
                 operand(2)
             } else {
@@ -506,18 +543,7 @@ mod x86 {
             // One loop for each set of uniform operands (a call site's is fixed).
             // SAFETY: by the caller's promise; `given` has the uniform operands where
             // `uniform` says so.
-            unsafe {
-                match uniform & 7 {
-                    0 => fma_rounded_up::fma8::<CODE, 0>(dst, x, halves, given),
-                    1 => fma_rounded_up::fma8::<CODE, 1>(dst, x, halves, given),
-                    2 => fma_rounded_up::fma8::<CODE, 2>(dst, x, halves, given),
-                    3 => fma_rounded_up::fma8::<CODE, 3>(dst, x, halves, given),
-                    4 => fma_rounded_up::fma8::<CODE, 4>(dst, x, halves, given),
-                    5 => fma_rounded_up::fma8::<CODE, 5>(dst, x, halves, given),
-                    6 => fma_rounded_up::fma8::<CODE, 6>(dst, x, halves, given),
-                    _ => fma_rounded_up::fma8::<CODE, 7>(dst, x, halves, given),
-                }
-            }
+            unsafe { by_uniform!(uniform, fma_rounded_up::fma8::<CODE>(dst, x, halves, given)) }
             return;
         }
         // (The sum of the results: see [`settle8`].)
