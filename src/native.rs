@@ -904,4 +904,42 @@ mod tests {
             }
         }
     }
+
+    /// A NaN result anywhere in a call, alone among numbers, comes out as the canonical NaN:
+    /// the AVX2 helpers narrow without looking at NaNs and mend them after the loop, so each
+    /// position of a call (both steps of a turn, every turn) is tried, with an operand NaN of
+    /// another payload and sign, and with the operation's own NaN (∞ × 0, ∞ − ∞).
+    #[test]
+    fn a_nan_result_at_any_position_of_a_call_is_the_canonical_nan() {
+        for group in group_helpers() {
+            for ty in [PtxType::F16, PtxType::BF16] {
+                let (fmt, one, inf, nan) = if ty == PtxType::BF16 {
+                    (BF16, 0x3F80, 0x7F80, 0xFF81)
+                } else {
+                    (HALF, 0x3C00, 0x7C00, 0xFC01)
+                };
+                for op in [FloatOp::Add, FloatOp::Mul, FloatOp::Fma] {
+                    let helper = group.get(code(op, FloatMods::default(), ty).unwrap());
+                    for at in 0..32 {
+                        // (An add's own NaN is ∞ − ∞.)
+                        let invalid = if op == FloatOp::Add { inf | 0x8000 } else { 0 };
+                        for odd in [[nan, one, one], [inf, invalid, one]] {
+                            let mut triples = vec![[one, one, one]; 32];
+                            triples[at] = odd;
+                            for (i, (got, [a, b, c])) in
+                                call(helper, &triples, 0).into_iter().enumerate()
+                            {
+                                let want = arith(fmt, op, FloatMods::default(), a, b, c);
+                                let isa = group.isa;
+                                assert_eq!(
+                                    got, want,
+                                    "{isa:?} {ty:?} {op:?}, NaN at {at}, half {i}"
+                                );
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
