@@ -176,7 +176,8 @@ impl Upgrade for SecondTier<'_> {
 /// What the lane-group form of kernel `name` (function `function` of `checked`), for
 /// launches of `block_x` threads in x, is expected to take to compile: from the Cranelift
 /// instructions it lowers to (`CompiledKernel::group_compile_time_for`). Where it has no
-/// group form, or its lowering fails, the floor: its compile then fails as fast.
+/// group form, or its lowering fails, zero: the estimate is then the floor
+/// (`CompiledKernel::group_compile_estimate`), and its compile fails as fast.
 pub(crate) fn size(
     compiled: &CompiledModule,
     checked: &checked::Module,
@@ -190,7 +191,7 @@ pub(crate) fn size(
     }));
     match lowered {
         Ok(Ok(Some(n))) => kernel.group_compile_time_for(n),
-        _ => kernel.compile_time * crate::jit::GROUP_COMPILE_FLOOR,
+        _ => Duration::ZERO,
     }
 }
 
