@@ -159,6 +159,12 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
             vec![types::F64],
         ),
         (
+            "ptxjit_poll_upgrade",
+            ptxjit_runtime::ptxjit_poll_upgrade as *const u8,
+            vec![types::I64, types::I32],
+            vec![types::I32],
+        ),
+        (
             "ptxjit_fma_f16",
             helpers::fma_f16 as *const u8,
             vec![types::I32; 3],
@@ -897,6 +903,7 @@ fn build(
                 lane_groups: lane_groups.is_some(),
                 block_x: lane_groups.flatten(),
                 confine: opts.confine,
+                handover: opts.lane_groups == LaneGroups::WhenHot,
             };
             let callees = Callees {
                 declarations: jit.declarations(),

@@ -502,7 +502,8 @@ impl Kernel {
             )
         };
         let blocks = config.grid.count();
-        let second_tier = crate::tier::SecondTier::new(k, started, blocks, &compile, &size);
+        let second_tier =
+            crate::tier::SecondTier::new(k, started, blocks, config.block.count(), &compile, &size);
         let coop = k.coop.as_ref();
         let after_round = |frames: &mut [u8], ctxs: &[ptxjit_runtime::BlockContext]| {
             coop.expect("only cooperative kernels have rounds")
@@ -597,6 +598,7 @@ impl Kernel {
             }
             StatusKind::Exit => "exit outside a kernel".to_string(),
             StatusKind::Round => "unfinished round".to_string(),
+            StatusKind::Handover => "hand-over to another form outside a launch".to_string(),
             StatusKind::StackOverflow => {
                 let f = m.functions.get(status.function() as usize);
                 return self.launch_error(format!(
@@ -720,6 +722,8 @@ impl Kernel {
 mod tier_tests {
     use std::sync::atomic::Ordering;
 
+    use ptxjit_runtime::{HANDOVER_ALIGN, Poll};
+
     use super::*;
 
     /// Out\[i\] = i, in blocks of 256.
@@ -817,6 +821,99 @@ mod tier_tests {
         );
         let due = floor >= k.group_compile_estimate();
         assert_eq!(kernel.finish_compiling(), due);
+    }
+
+    /// Hands each block over at its first poll at or after `at` threads; asks to be polled
+    /// as often as a block may be handed over.
+    struct HandOverAt {
+        at: u32,
+        to: ptxjit_runtime::BlockFn,
+        polls: std::sync::Mutex<Vec<u32>>,
+    }
+
+    impl ptxjit_runtime::Upgrade for HandOverAt {
+        fn block_fn(&self) -> Poll {
+            Poll::At(1)
+        }
+
+        fn poll(&self, done: u32) -> Poll {
+            assert_eq!(done % HANDOVER_ALIGN, 0, "polled at {done}");
+            self.polls.lock().unwrap().push(done);
+            if done < self.at {
+                // (Rounded up to the next multiple of 64.)
+                return Poll::At(done + 1);
+            }
+            Poll::HandOver(self.to)
+        }
+    }
+
+    #[test]
+    fn a_block_handed_over_between_threads_runs_each_thread_once() {
+        // Out[i] += i + 1 (i + 1 summed in a loop: a kernel that polls has one); a thread run
+        // twice or never shows.
+        let ptx = ".version 8.0\n.target sm_80\n.address_size 64\n\
+            .visible .entry k(.param .u64 out) {\n.reg .pred %p1;\n.reg .b32 %r<8>;\n\
+            .reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\n\
+            mov.u32 %r2, %tid.y;\nmov.u32 %r3, %ntid.x;\nmad.lo.u32 %r1, %r2, %r3, %r1;\n\
+            mul.wide.u32 %rd2, %r1, 4;\nadd.u64 %rd1, %rd1, %rd2;\nmov.u32 %r5, 1;\n\
+            mov.u32 %r6, 0;\nLOOP:\nadd.u32 %r5, %r5, %r1;\nadd.u32 %r6, %r6, 1;\n\
+            setp.lt.u32 %p1, %r6, 1;\n@%p1 bra LOOP;\nld.global.u32 %r4, [%rd1];\n\
+            add.u32 %r4, %r4, %r5;\nst.global.u32 [%rd1], %r4;\nret;\n}\n";
+        let module =
+            Module::from_ptx_named("<tier: hand-over>", ptx, &CompileOptions::default()).unwrap();
+        let kernel = module.kernel("k").unwrap();
+        let k = compiled(&kernel);
+        // Groups of 64 lanes (x = 256), of 32 (x = 96), none (x = 40: the group form's
+        // one-thread code from the thread handed over at).
+        for (x, at) in [(256u32, 320u32), (96, 64), (96, 130), (40, 64)] {
+            let block = Dim3::new(x, 4, 1);
+            let to = module
+                .inner
+                .compiled
+                .compile_grouped(&module.inner.checked, k.function, x)
+                .unwrap()
+                .unwrap();
+            let upgrade = HandOverAt {
+                at,
+                to,
+                polls: Default::default(),
+            };
+            let threads = block.count() as usize;
+            let out = DeviceBuffer::zeroed(threads * 4).unwrap();
+            let mut params = [ptxjit_runtime::Line::default()];
+            params[0].0[0] = out.address();
+            let config = LaunchConfig {
+                grid: Dim3::new(1, 1, 1),
+                block,
+                dynamic_shared_bytes: 0,
+                cluster: None,
+                cooperative: false,
+            };
+            let options = ptxjit_runtime::LaunchOptions {
+                upgrade: Some(&upgrade),
+                ..Default::default()
+            };
+            // SAFETY: both forms were compiled from this kernel, whose one parameter is the
+            // pointer at the buffer's start.
+            unsafe {
+                ptxjit_runtime::launch_scheduled(
+                    k.func,
+                    &config,
+                    ptxjit_runtime::Line::bytes_mut(&mut params),
+                    0,
+                    None,
+                    &options,
+                )
+            }
+            .unwrap()
+            .unwrap();
+            let want: Vec<u32> = (1..=threads as u32).collect();
+            assert_eq!(out.to_vec::<u32>(), want, "x = {x}, handed over at {at}");
+            let every_64_up_to_at: Vec<u32> = (1..=at.div_ceil(HANDOVER_ALIGN))
+                .map(|k| k * HANDOVER_ALIGN)
+                .collect();
+            assert_eq!(*upgrade.polls.lock().unwrap(), every_64_up_to_at);
+        }
     }
 
     #[test]

@@ -1,21 +1,28 @@
 //! The second compile tier of [`LaneGroups::WhenHot`](crate::LaneGroups::WhenHot): when a
 //! kernel's lane-group form is compiled, and how launches switch to it.
 //!
-//! A kernel's launches run its one-thread form until one of them, before starting a block,
-//! finds either
+//! A kernel's launches run its one-thread form until one of them, asking before a block or
+//! within one (below), finds either
 //! - that the kernel's earlier launches have run in that form for as long as the group form
 //!   is expected to take to compile ([`CompiledKernel::group_compile_estimate`]): a ski
 //!   rental, so that a kernel of many short launches pays at most about twice what knowing
 //!   its future would have, when the estimate is right; or
-//! - that what is left of this launch, at the time the asking worker's fastest block took,
-//!   would take the one-thread form [`PAYBACK`] times that estimate: the group form (4–7
-//!   times faster on the bench's kernels) then repays its compile within this launch. (A
-//!   worker's own blocks, not the launch's elapsed time; the fastest so far, since a worker
-//!   of a loaded machine is sometimes preempted. A worker predicts from its first block on,
-//!   at its second: a first block also waits for the worker to wake and runs from cold
-//!   caches, so it errs towards compiling early, which a launch of few long blocks needs
-//!   to repay the compile within itself: 8 blocks of the bench's fma chain, 4 a worker,
-//!   decided at the fourth ran all of them in the one-thread form.)
+//! - that what is left of this launch, at the asking worker's fastest pace, would take the
+//!   one-thread form [`PAYBACK`] times that estimate: the group form (4–7 times faster on
+//!   the bench's kernels) then repays its compile within this launch. (A worker's own
+//!   pace, not the launch's elapsed time; the fastest so far, since a worker of a loaded
+//!   machine is sometimes preempted.)
+//!
+//! A worker asks before each block and, within a block of a kernel with a loop, every
+//! [`POLL_GAP`] or so, at the earliest after 64 threads (the one-thread form calls
+//! `ptxjit_poll_upgrade`): its pace is the time a thread took since its last ask. Its first
+//! 64 threads are enough to predict from; they also wait for the worker to wake and run
+//! from cold caches, so the prediction errs towards compiling early, which a launch of few
+//! long blocks needs. Once the group form is ready, a block in the one-thread form hands
+//! the rest of its threads over to it at its next poll. (Asked only between blocks, the
+//! bench's f16x2 fma chain in 8 blocks of 1,024 threads, 4 ms each, decided at a worker's
+//! second block and then waited for the blocks begun meanwhile: its first launch took
+//! 15–18 ms, now 4.3–6.0, `ptxjit run`.)
 //!
 //! The estimate: a group form's compile takes 3.6–75 times its one-thread form's (vector
 //! forms of some instructions are large, and an instruction without one is emitted once a
@@ -26,23 +33,32 @@
 //! asks again. A fixed ratio (8, the median) was off by up to 6× each way.
 //!
 //! That worker compiles the group form while the others go on with the one-thread form, and
-//! every block that starts once it is ready runs it (the kernels that have a group form have
-//! independent blocks: no barriers, no cooperation). So a single long launch (`ptxjit run`'s)
-//! switches part-way, and a short one never waits for a compile it would not repay.
+//! every block runs it from the next poll once it is ready (the kernels that have a group
+//! form have independent threads: no barriers, no cooperation). So a single long launch
+//! (`ptxjit run`'s) switches part-way, and a short one never waits for a compile it would
+//! not repay.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use ptxjit_runtime::{BlockFn, Upgrade};
+use ptxjit_runtime::{BlockFn, HANDOVER_ALIGN, Poll, Upgrade};
 
 use crate::frontend::checked;
 use crate::jit::{CompiledKernel, CompiledModule};
 
 /// How much longer than the group form's compile the rest of a launch must promise to run
-/// in the one-thread form for the compile to start at once: with the group form 2× faster
-/// or more, half that time or more is saved, which repays the compile even when it takes
-/// twice its estimate.
-pub const PAYBACK: f64 = 2.0;
+/// in the one-thread form for the compile to start at once. With a rest `R`, a compile `C`
+/// on one of `W` workers (the others go on meanwhile) and a group form `s` times faster,
+/// the launch then takes `C + (R − C(W−1)/W)/s`: less than `R` when `R > 1.5 C` if `s ≥ 3`
+/// on one worker, `s ≥ 2` on two (the bench's kernels: 4–7). Every block, begun or not,
+/// switches once the form is ready (the hand-over), so no block started in the one-thread
+/// form holds the launch's end.
+pub const PAYBACK: f64 = 1.5;
+
+/// How often a block in the one-thread form asks, once its pace is known: a poll costs
+/// 50–100 ns (a clock read, a few atomics), so about 0.5% of a block's time, while a ready
+/// group form waits at most this long for a block to hand over.
+pub const POLL_GAP: Duration = Duration::from_micros(20);
 
 /// A launch's way to the lane-group form of its kernel, while that form is not decided.
 pub(crate) struct SecondTier<'a> {
@@ -50,25 +66,30 @@ pub(crate) struct SecondTier<'a> {
     started: Instant,
     /// The kernel's time in the one-thread form before this launch.
     spent: Duration,
-    /// The launch's blocks, the workers running them, and the blocks started so far.
-    blocks: u64,
+    /// The launch's threads, a block's, the workers running them, and the threads finished
+    /// as far as the asks have counted.
+    threads: u64,
+    block_threads: u64,
     workers: u64,
-    asked: AtomicU64,
-    /// Per worker (by rayon's index; the last one for the launching thread): when it last
-    /// asked, in nanoseconds after `started`, how often, and its fastest block timed.
-    last_asked: Vec<(AtomicU64, AtomicU64, AtomicU64)>,
+    finished: AtomicU64,
+    /// Per worker: its last ask ([`Self::worker_slot`]).
+    last_asked: Vec<Asked>,
+    /// The fastest pace of any worker (see [`Asked`]).
+    pace: AtomicU64,
     /// Compiles the group form (see [`compile`]) and returns it; sizes it (see [`size`]).
     compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
     size: &'a (dyn Fn() -> Duration + Sync),
 }
 
 impl<'a> SecondTier<'a> {
-    /// For a launch of `blocks` blocks of `kernel` that started at `started`; `None` when the
-    /// kernel's form is decided (`kernel.grouped` then says which runs).
+    /// For a launch of `blocks` blocks of `block_threads` threads of `kernel` that started at
+    /// `started`; `None` when the kernel's form is decided (`kernel.grouped` then says which
+    /// runs).
     pub fn new(
         kernel: &'a CompiledKernel,
         started: Instant,
         blocks: u64,
+        block_threads: u64,
         compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
         size: &'a (dyn Fn() -> Duration + Sync),
     ) -> Option<SecondTier<'a>> {
@@ -76,25 +97,23 @@ impl<'a> SecondTier<'a> {
             return None;
         }
         let workers = ptxjit_runtime::workers::count();
-        // (A worker's second block is the first it can predict from; fewer than four
-        // blocks: no allocation on a short launch's path.)
-        let timed = if blocks >= 4 { workers + 1 } else { 0 };
+        let threads = blocks.saturating_mul(block_threads);
+        // (Few blocks and threads: no allocation on a short launch's path.)
+        let timed = if blocks >= 4 || threads >= 4 * HANDOVER_ALIGN as u64 {
+            workers + 1
+        } else {
+            0
+        };
         Some(SecondTier {
             kernel,
             started,
             spent: Duration::from_nanos(kernel.first_tier_nanos.load(Ordering::Relaxed)),
-            blocks,
+            threads,
+            block_threads,
             workers: workers as u64,
-            asked: AtomicU64::new(0),
-            last_asked: (0..timed)
-                .map(|_| {
-                    (
-                        AtomicU64::new(0),
-                        AtomicU64::new(0),
-                        AtomicU64::new(u64::MAX),
-                    )
-                })
-                .collect(),
+            finished: AtomicU64::new(0),
+            last_asked: (0..timed).map(|_| Asked::default()).collect(),
+            pace: AtomicU64::new(u64::MAX),
             compile,
             size,
         })
@@ -109,26 +128,120 @@ impl<'a> SecondTier<'a> {
             .fetch_add(nanos, Ordering::Relaxed);
     }
 
-    /// The rest of the launch in the one-thread form, at the asking worker's fastest block so
-    /// far (`None` before its second block); called once a block.
-    fn rest(&self) -> Option<Duration> {
-        let now = self.started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
-        let started = self.asked.fetch_add(1, Ordering::Relaxed);
-        // The rest of the launch, at this worker's fastest block's time so far.
-        let slot = rayon::current_thread_index().unwrap_or(self.workers as usize);
-        self.last_asked
-            .get(slot)
-            .and_then(|(last, count, fastest)| {
-                let previous = last.swap(now, Ordering::Relaxed);
-                let count = count.fetch_add(1, Ordering::Relaxed);
-                if count == 0 {
-                    return None;
+    /// The rest of the launch in the one-thread form, at the asking worker's fastest pace so
+    /// far (`None` at its first ask): asked at a block's start (`done` = `None`: the
+    /// worker's block before, if any, has finished) or within a block, `done` of its threads
+    /// finished.
+    fn rest(&self, done: Option<u64>) -> Option<Duration> {
+        let now = self.now();
+        let asked = self.worker_slot()?;
+        // (Each worker writes its own slot only.)
+        let previous = asked.at.swap(now, Ordering::Relaxed);
+        let first = asked.count.fetch_add(1, Ordering::Relaxed) == 0;
+        let position = asked.position.swap(done.unwrap_or(0), Ordering::Relaxed);
+        let ran = match done {
+            // The block before, if this worker ran one, from where it last asked.
+            None if first => 0,
+            None => self.block_threads.saturating_sub(position),
+            Some(done) => done.saturating_sub(position),
+        };
+        let finished = self.finished.fetch_add(ran, Ordering::Relaxed) + ran;
+        if first || ran == 0 {
+            return None;
+        }
+        // Nanoseconds a thread, in 1/1024ths.
+        let pace = now.saturating_sub(previous).saturating_mul(1024) / ran;
+        self.pace.fetch_min(pace, Ordering::Relaxed);
+        let pace = asked.fastest.fetch_min(pace, Ordering::Relaxed).min(pace);
+        let left = self.threads.saturating_sub(finished) as f64 / self.workers as f64;
+        Some(Duration::from_nanos(pace).mul_f64(left / 1024.0))
+    }
+
+    /// The group form if it is ready, or compiled now by the rule (see the top of this
+    /// file), else when to ask again; asked at a block's start or within one (`done`: see
+    /// [`Self::rest`]).
+    fn ask(&self, done: Option<u64>) -> Poll {
+        let k = self.kernel;
+        let again = Poll::At((done.unwrap_or(0) as u32).saturating_add(self.poll_interval()));
+        match k.grouped.get() {
+            Some(&Some(grouped)) => return Poll::HandOver(grouped),
+            Some(None) => return Poll::At(u32::MAX),
+            None => {}
+        }
+        // (Once started, no clock: another worker is compiling.)
+        if k.group_compile_started.load(Ordering::Relaxed) {
+            return again;
+        }
+        let rest = self.rest(done);
+        if !due(k.group_compile_estimate(), self.spent, rest) {
+            return again;
+        }
+        // Due by the floor: size the form (one worker, once), and ask again.
+        if k.group_estimate.get().is_none() {
+            if k.group_sizing_started.swap(true, Ordering::AcqRel) {
+                return again;
+            }
+            let _ = k.group_estimate.set((self.size)());
+            if !due(k.group_compile_estimate(), self.spent, rest) {
+                // (The sizing's time is no thread's: the pace restarts after it.)
+                if let Some(asked) = self.worker_slot() {
+                    asked.at.store(self.now(), Ordering::Relaxed);
                 }
-                let interval = now.saturating_sub(previous);
-                let block = fastest.fetch_min(interval, Ordering::Relaxed).min(interval);
-                let left = self.blocks.saturating_sub(started) as f64 / self.workers as f64;
-                Some(Duration::from_nanos(block).mul_f64(left))
-            })
+                return again;
+            }
+        }
+        if k.group_compile_started.swap(true, Ordering::AcqRel) {
+            return again;
+        }
+        match (self.compile)() {
+            Some(grouped) => Poll::HandOver(grouped),
+            None => Poll::At(u32::MAX),
+        }
+    }
+
+    /// Threads between two polls of a block, at the fastest pace seen ([`poll_interval`]).
+    fn poll_interval(&self) -> u32 {
+        poll_interval(self.pace.load(Ordering::Relaxed))
+    }
+
+    /// Nanoseconds since the launch started.
+    fn now(&self) -> u64 {
+        self.started.elapsed().as_nanos().min(u64::MAX as u128) as u64
+    }
+
+    /// The asking worker's [`Asked`] (by rayon's index; the last one for the launching
+    /// thread), where the launch times its workers.
+    fn worker_slot(&self) -> Option<&Asked> {
+        let slot = rayon::current_thread_index().unwrap_or(self.workers as usize);
+        self.last_asked.get(slot)
+    }
+}
+
+/// Threads between two polls of a block at `pace` (see [`Asked`]; `u64::MAX`: not known
+/// yet): [`POLL_GAP`]'s worth, at least [`HANDOVER_ALIGN`].
+fn poll_interval(pace: u64) -> u32 {
+    let threads = (POLL_GAP.as_nanos() as u64 * 1024).div_ceil(pace.max(1));
+    threads.clamp(HANDOVER_ALIGN as u64, u32::MAX as u64) as u32
+}
+
+/// A worker's last ask of a [`SecondTier`]: when (nanoseconds after the launch started), how
+/// many asks, the threads of its block finished then, and its fastest pace (nanoseconds a
+/// thread, in 1/1024ths).
+struct Asked {
+    at: AtomicU64,
+    count: AtomicU64,
+    position: AtomicU64,
+    fastest: AtomicU64,
+}
+
+impl Default for Asked {
+    fn default() -> Asked {
+        Asked {
+            at: AtomicU64::new(0),
+            count: AtomicU64::new(0),
+            position: AtomicU64::new(0),
+            fastest: AtomicU64::new(u64::MAX),
+        }
     }
 }
 
@@ -143,33 +256,12 @@ fn due(estimate: Duration, spent: Duration, rest: Option<Duration>) -> bool {
 }
 
 impl Upgrade for SecondTier<'_> {
-    fn block_fn(&self) -> Option<BlockFn> {
-        let k = self.kernel;
-        if let Some(&grouped) = k.grouped.get() {
-            return grouped;
-        }
-        // (Once started, no clock: another worker is compiling.)
-        if k.group_compile_started.load(Ordering::Relaxed) {
-            return None;
-        }
-        let rest = self.rest();
-        if !due(k.group_compile_estimate(), self.spent, rest) {
-            return None;
-        }
-        // Due by the floor: size the form (one worker, once), and ask again.
-        if k.group_estimate.get().is_none() {
-            if k.group_sizing_started.swap(true, Ordering::AcqRel) {
-                return None;
-            }
-            let _ = k.group_estimate.set((self.size)());
-            if !due(k.group_compile_estimate(), self.spent, rest) {
-                return None;
-            }
-        }
-        if k.group_compile_started.swap(true, Ordering::AcqRel) {
-            return None;
-        }
-        (self.compile)()
+    fn block_fn(&self) -> Poll {
+        self.ask(None)
+    }
+
+    fn poll(&self, done: u32) -> Poll {
+        self.ask(Some(done as u64))
     }
 }
 
@@ -242,9 +334,27 @@ mod tests {
 
     #[test]
     fn a_launch_whose_rest_would_repay_the_compile_compiles_at_once() {
-        // The bound: twice the estimate.
-        assert!(!due(3 * MS, Duration::ZERO, Some(5 * MS)));
-        assert!(due(3 * MS, Duration::ZERO, Some(6 * MS)));
+        // The bound: 1.5 times the estimate.
+        assert!(!due(4 * MS, Duration::ZERO, Some(5 * MS)));
+        assert!(due(4 * MS, Duration::ZERO, Some(6 * MS)));
+    }
+
+    #[test]
+    fn a_block_polls_about_every_poll_gap_and_at_most_every_64_threads() {
+        let pace = |nanos: u64| nanos * 1024;
+        assert_eq!(poll_interval(u64::MAX), HANDOVER_ALIGN, "no pace known");
+        assert_eq!(
+            poll_interval(pace(3_700)),
+            HANDOVER_ALIGN,
+            "the fma chain's"
+        );
+        assert_eq!(poll_interval(pace(100)), 200);
+        assert_eq!(
+            poll_interval(pace(15)),
+            1334,
+            "a block of 1,024 threads of 15 ns: no poll"
+        );
+        assert_eq!(poll_interval(0), 20_000 * 1024);
     }
 
     #[test]

@@ -630,3 +630,27 @@ fn lanes_whose_widened_index_wraps_between_them_are_not_contiguous() {
         assert!(err.contains("thread 8)"), "{mode:?}: {err}");
     }
 }
+
+#[test]
+fn a_launch_of_few_long_blocks_switching_forms_part_way_gives_the_one_thread_results() {
+    // Two blocks of 1,024 threads, each thread a loop of n steps: the tier may compile the
+    // group form while the blocks run and hand each over part-way (`tier`), where the
+    // first 64 threads' pace predicts a rest worth it; the results are the same whenever
+    // it does.
+    let ptx = kernel(
+        "mov.u32 %r5, 0;\nmov.u32 %r6, %r4;\nLOOP:\nmul.lo.u32 %r6, %r6, 1664525;\n\
+         add.u32 %r6, %r6, 1013904223;\nxor.b32 %r6, %r6, %r5;\nadd.u32 %r5, %r5, 1;\n\
+         setp.lt.u32 %p1, %r5, %r9;\n@%p1 bra LOOP;\nst.global.u32 [%rd3], %r6;\nret;",
+    );
+    let expected: Vec<u32> = (0..2048u32)
+        .map(|t| {
+            (0..20_000u32).fold(t, |v, i| {
+                v.wrapping_mul(1664525).wrapping_add(1013904223) ^ i
+            })
+        })
+        .collect();
+    for mode in [LaneGroups::Off, LaneGroups::WhenHot] {
+        let got = run(&ptx, mode, 2, [1024, 1, 1], 20_000);
+        assert_eq!(got, expected, "{mode:?}");
+    }
+}

@@ -157,6 +157,69 @@ pub struct BlockContext {
     pub shared_stride: u64,
     /// 1 in a cooperative launch ([`LaunchConfig::cooperative`]), else 0.
     pub cooperative: u32,
+    /// The thread (x, y, z) the block function starts at: (0, 0, 0), or where a hand-over
+    /// (below) left the block. Written by compiled code before it polls.
+    pub start: [Cell<u32>; 3],
+    /// How many of the block's threads a block function that can hand its block over has
+    /// finished when it next calls [`ptxjit_poll_upgrade`] (`u32::MAX`: never); a multiple
+    /// of [`HANDOVER_ALIGN`].
+    pub poll_at: Cell<u32>,
+    /// The launch's [`Upgrade`], if it has one: a `*const Option<&dyn Upgrade>`, for
+    /// [`ptxjit_poll_upgrade`].
+    pub upgrade: *const (),
+    /// Set by [`ptxjit_poll_upgrade`] when it says hand over: the form to go on with.
+    pub handover: Cell<Option<BlockFn>>,
+}
+
+/// A block is handed over only where a multiple of this many of its threads (in their
+/// order: x fastest, then y, then z) have finished: a multiple of every lane group's width,
+/// so that the group form can start there.
+pub const HANDOVER_ALIGN: u32 = 64;
+
+/// The answer to a block function's poll ([`Upgrade::poll`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Poll {
+    /// Stop: this form runs the rest of the block.
+    HandOver(BlockFn),
+    /// Go on, and ask again when this many of the block's threads have finished (`u32::MAX`:
+    /// never; rounded up to a multiple of [`HANDOVER_ALIGN`]).
+    At(u32),
+}
+
+/// `at` rounded up to where a block may be handed over.
+fn poll_point(at: u32) -> u32 {
+    at.checked_next_multiple_of(HANDOVER_ALIGN)
+        .unwrap_or(u32::MAX)
+}
+
+/// Called by a block function that can hand its block over, when `done` (`poll_at`) of its
+/// threads have finished, with the next thread in `start`: 1 if the block function must
+/// return [`Status::HANDOVER`] (the form in `handover` then runs the rest of the block, from
+/// `start`), else 0 (with `poll_at` set anew).
+///
+/// # Safety
+/// `ctx` must be the context the executor passed to the calling block function.
+pub unsafe extern "C" fn ptxjit_poll_upgrade(ctx: *const BlockContext, done: u32) -> u32 {
+    // SAFETY: by the caller's promise; `upgrade` is null or points at the launch's options'
+    // `upgrade`, which outlives the launch's blocks.
+    let (ctx, upgrade) = unsafe {
+        let ctx = &*ctx;
+        (ctx, ctx.upgrade.cast::<Option<&dyn Upgrade>>().as_ref())
+    };
+    match upgrade.copied().flatten().map(|u| u.poll(done)) {
+        Some(Poll::HandOver(f)) => {
+            ctx.handover.set(Some(f));
+            1
+        }
+        Some(Poll::At(at)) => {
+            ctx.poll_at.set(poll_point(at));
+            0
+        }
+        None => {
+            ctx.poll_at.set(u32::MAX);
+            0
+        }
+    }
 }
 
 /// Stack the executor's own frames may take above a block function's allowance when a block
@@ -248,6 +311,8 @@ pub enum StatusKind {
     Assert,
     /// An indirect `call` through a value that is no function its prototype admits.
     BadCall,
+    /// Internal: the block is handed over to a faster form ([`ptxjit_poll_upgrade`]).
+    Handover,
     /// Any other code, reserved for later kinds.
     Other(u32),
 }
@@ -273,6 +338,9 @@ impl Status {
     pub const ASSERT: u32 = 8;
     /// An indirect call through a pointer to no function its prototype admits.
     pub const BAD_CALL: u32 = 9;
+    /// Internal: the block function stopped between two threads for a faster form to run
+    /// the rest of the block ([`ptxjit_poll_upgrade`]).
+    pub const HANDOVER: u32 = 10;
 
     pub fn encode(kind: u32, function: u32, inst: u32) -> u64 {
         (kind as u64) << 56 | ((function as u64) & 0xFF_FFFF) << 32 | inst as u64
@@ -289,6 +357,7 @@ impl Status {
             Status::STACK_OVERFLOW => StatusKind::StackOverflow,
             Status::ASSERT => StatusKind::Assert,
             Status::BAD_CALL => StatusKind::BadCall,
+            Status::HANDOVER => StatusKind::Handover,
             k => StatusKind::Other(k),
         }
     }
@@ -350,12 +419,23 @@ pub enum Schedule {
 
 /// A faster form of a launch's block function that may become ready while the launch runs
 /// (a second compile tier, compiled beside it): the executor asks before every block and
-/// runs the blocks not yet started with it once it is there. Never asked in cooperative
-/// launches, whose blocks resume from frames their own function laid out.
+/// runs the blocks not yet started with it once it is there. A block function may also ask
+/// between its threads ([`ptxjit_poll_upgrade`]) and hand the rest of its block over. Never
+/// asked in cooperative launches, whose blocks resume from frames their own function laid
+/// out.
 pub trait Upgrade: Sync {
-    /// The function for the next block, if a faster one is ready. Called before every block
-    /// of the launch: must be cheap.
-    fn block_fn(&self) -> Option<BlockFn>;
+    /// The function for the next block, if a faster one is ready, else the first poll's
+    /// point for the block (see [`Poll::At`]). Called before every block of the launch: must
+    /// be cheap.
+    fn block_fn(&self) -> Poll;
+
+    /// Asked by a block function when `done` of its block's threads have finished: the
+    /// function for the rest of the block, if a faster one is ready (it must run the block
+    /// from the context's `start`), or when to ask again.
+    fn poll(&self, done: u32) -> Poll {
+        let _ = done;
+        Poll::At(u32::MAX)
+    }
 }
 
 /// How a launch runs, beyond its configuration.
@@ -542,17 +622,31 @@ unsafe fn run_grid(
                 cluster_shared: cluster_shared.wrapping_add(first_of_cluster * stride),
                 shared_stride: stride as u64,
                 cooperative: config.cooperative as u32,
+                start: Default::default(),
+                poll_at: Cell::new(u32::MAX),
+                upgrade: (&raw const options.upgrade).cast(),
+                handover: Cell::new(None),
             }
         };
         let run = |ctxs: &[BlockContext]| {
             let Some(c) = cooperation else {
                 for ctx in ctxs {
-                    let func = options.upgrade.and_then(|u| u.block_fn()).unwrap_or(func);
-                    // SAFETY: the caller guarantees `func` (and an upgrade) is a block
-                    // function for this context.
-                    match unsafe { func(ctx) } {
-                        Status::OK => {}
-                        s => return Err(fail(ctx, s)),
+                    let mut func = func;
+                    match options.upgrade.map(|u| u.block_fn()) {
+                        Some(Poll::HandOver(f)) => func = f,
+                        Some(Poll::At(at)) => ctx.poll_at.set(poll_point(at)),
+                        None => {}
+                    }
+                    loop {
+                        // SAFETY: the caller guarantees `func` (and an upgrade) is a block
+                        // function for this context.
+                        match unsafe { func(ctx) } {
+                            Status::OK => break,
+                            s if Status(s).kind() == StatusKind::Handover => {
+                                func = ctx.handover.take().expect("set by the poll");
+                            }
+                            s => return Err(fail(ctx, s)),
+                        }
                     }
                 }
                 return Ok(());
@@ -724,9 +818,12 @@ mod tests {
     }
 
     impl Upgrade for ReadyAfter {
-        fn block_fn(&self) -> Option<BlockFn> {
+        fn block_fn(&self) -> Poll {
             let asked = self.asked.fetch_add(1, Ordering::Relaxed);
-            (asked >= self.after).then_some(faster_form as BlockFn)
+            match asked >= self.after {
+                true => Poll::HandOver(faster_form),
+                false => Poll::At(u32::MAX),
+            }
         }
     }
 

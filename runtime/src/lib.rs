@@ -11,9 +11,10 @@ pub mod workers;
 
 pub use cluster::{ClusterPlace, MAX_CLUSTER_BLOCKS};
 pub use launch::{
-    BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, Fault, KERNEL_STACK_BYTES,
-    LaunchConfig, LaunchOptions, Line, MAX_BLOCK, MAX_SHARED_BYTES, MAX_THREADS_PER_BLOCK,
-    Schedule, Status, StatusKind, Upgrade, block_fits, block_limits, launch, launch_scheduled,
+    BlockContext, BlockFailure, BlockFn, Cooperation, Dim3, Fault, HANDOVER_ALIGN,
+    KERNEL_STACK_BYTES, LaunchConfig, LaunchOptions, Line, MAX_BLOCK, MAX_SHARED_BYTES,
+    MAX_THREADS_PER_BLOCK, Poll, Schedule, Status, StatusKind, Upgrade, block_fits, block_limits,
+    launch, launch_scheduled, ptxjit_poll_upgrade,
 };
 pub use memory::{Arena, DeviceBuffer, SLOT_SHIFT, arena, granule};
 

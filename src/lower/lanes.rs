@@ -300,6 +300,14 @@ fn loop_positions(f: &Function) -> Vec<bool> {
         .collect()
 }
 
+/// Whether `f`'s one-thread form should poll for a hand-over to its group form between
+/// threads (`Options::handover`): it has a group form and a loop. (Without one, a thread is
+/// as short as its code and a block as short as a thousand of them: the asks before each
+/// block come often enough, and a poll would cost an import and a test a thread.)
+pub(super) fn polls_for_handover(f: &Function) -> bool {
+    eligible(f) && loop_positions(f).contains(&true)
+}
+
 /// Translation state of the group code.
 pub(super) struct Lanes {
     /// Each register's vectors over the lanes (none for a uniform or a derived register, or
@@ -492,13 +500,19 @@ impl Translator<'_, '_> {
         let body_start = lanes.labels[&0];
         let entry_live: Vec<u32> = lanes.live.at(0).to_vec();
 
-        // First group: thread (0, 0, 0).
+        // First group: the block's start, (0, 0, 0) unless the one-thread form handed the
+        // block over (at a multiple of the width in x).
         self.b.switch_to_block(start);
-        let zero = self.b.ins().iconst(types::I32, 0);
         for d in 0..3 {
+            let first = self.b.ins().load(
+                types::I32,
+                MemFlagsData::trusted(),
+                self.ctx,
+                ctx::START + 4 * d,
+            );
             self.b
                 .ins()
-                .stack_store(types::I64, zero, area, BASE + 4 * d);
+                .stack_store(types::I64, first, area, BASE + 4 * d);
         }
         let group_start = self.b.create_block();
         self.b.ins().jump(group_start, &[]);

@@ -91,6 +91,9 @@ pub struct Options {
     pub block_x: Option<u32>,
     /// Every computed address is checked (`confine`).
     pub confine: bool,
+    /// The one-thread form of a kernel that has a lane-group form asks now and then whether
+    /// to hand the rest of its block over to that form (`BlockContext::poll_at`, `tier`).
+    pub handover: bool,
 }
 
 /// The functions a body may call: the module's own and the runtime's helpers, declared once
@@ -120,6 +123,8 @@ pub mod ctx {
     pub const CLUSTER_SHARED: i32 = offset_of!(BlockContext, cluster_shared) as i32;
     pub const SHARED_STRIDE: i32 = offset_of!(BlockContext, shared_stride) as i32;
     pub const COOPERATIVE: i32 = offset_of!(BlockContext, cooperative) as i32;
+    pub const START: i32 = offset_of!(BlockContext, start) as i32;
+    pub const POLL_AT: i32 = offset_of!(BlockContext, poll_at) as i32;
     /// A field of the block's `ptxjit_runtime::ClusterPlace`.
     macro_rules! cluster {
         ($field:ident) => {
@@ -180,6 +185,9 @@ pub struct Translator<'a, 'b> {
     coop: Option<Coop>,
     /// Plain kernels run in lane groups: the group code's state (`lanes`).
     lanes: Option<lanes::Lanes>,
+    /// The one-thread form polls for a hand-over (`Options::handover`): the block's threads
+    /// finished so far.
+    polls: Option<Variable>,
     /// Check every computed address (`confine`).
     confined: bool,
     /// Where the thread's `.local` variables are, and how many bytes.
@@ -284,9 +292,12 @@ impl<'a, 'b> Translator<'a, 'b> {
         let shared_base = b.ins().load(types::I64, flags, ctx, ctx::SHARED);
         let (params, returns) = match func.kind {
             FunctionKind::Entry => {
-                let zero = b.ins().iconst(types::I32, 0);
-                for t in tid {
-                    b.def_var(t, zero);
+                // From the thread the block starts at: (0, 0, 0) unless another form handed
+                // the block over.
+                for (d, t) in tid.into_iter().enumerate() {
+                    let at = ctx::START + 4 * d as i32;
+                    let first = b.ins().load(types::I32, MemFlagsData::trusted(), ctx, at);
+                    b.def_var(t, first);
                 }
                 (
                     vec![b.ins().load(types::I64, flags, ctx, ctx::PARAMS)],
@@ -410,6 +421,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             thread_end: None,
             coop,
             lanes: None,
+            polls: None,
             confined: options.confine,
             local_window,
             callers_locals,
@@ -426,6 +438,9 @@ impl<'a, 'b> Translator<'a, 'b> {
                 .or_insert_with(|| t.b.create_block());
         }
         let grouped = options.lane_groups && lanes::eligible(func);
+        if options.handover && !options.lane_groups && lanes::polls_for_handover(func) {
+            t.polls = Some(t.threads_before_start());
+        }
         if grouped {
             // A lane of a diverged group may continue after any guarded branch.
             for pos in lanes::continuations(func) {
@@ -625,6 +640,10 @@ impl<'a, 'b> Translator<'a, 'b> {
 
     /// The thread loop's increment: x fastest, then y, then z; returns after the last thread.
     fn next_thread(&mut self, end: Block, thread_start: Block) {
+        let next_start = match self.polls {
+            Some(done) => self.poll_for_handover(done, thread_start),
+            None => thread_start,
+        };
         let b = &mut *self.b;
         b.switch_to_block(end);
         let flags = invariant();
@@ -643,7 +662,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             b.ins().brif(more, advance, &[], carry, &[]);
             b.switch_to_block(advance);
             b.def_var(self.tid[d], next);
-            b.ins().jump(thread_start, &[]);
+            b.ins().jump(next_start, &[]);
             b.switch_to_block(carry);
             let zero = b.ins().iconst(types::I32, 0);
             b.def_var(self.tid[d], zero);
@@ -657,6 +676,70 @@ impl<'a, 'b> Translator<'a, 'b> {
         };
         let status = b.ins().iconst(types::I64, status as i64);
         b.ins().return_(&[status]);
+    }
+
+    /// The threads of the block before the one it starts at (`ctx::START`), in a variable
+    /// that [`Self::poll_for_handover`] counts on.
+    fn threads_before_start(&mut self) -> Variable {
+        let b = &mut *self.b;
+        let [x, y, z] = self.tid.map(|t| b.use_var(t));
+        let n = |b: &mut FunctionBuilder, d: i32| {
+            b.ins()
+                .load(types::I32, invariant(), self.ctx, ctx::NTID + 4 * d)
+        };
+        let (nx, ny) = (n(b, 0), n(b, 1));
+        let rows = b.ins().imul(z, ny);
+        let rows = b.ins().iadd(rows, y);
+        let before = b.ins().imul(rows, nx);
+        let before = b.ins().iadd(before, x);
+        let done = b.declare_var(types::I32);
+        b.def_var(done, before);
+        done
+    }
+
+    /// Where the thread loop goes with the next thread's ids set: counts the thread just
+    /// finished in `done`, and when that reaches `ctx::POLL_AT` asks the runtime whether to
+    /// hand the rest of the block over (with the next thread in `ctx::START`); if so, returns
+    /// [`Status::HANDOVER`], else goes on at `thread_start`. Returns the block to go to.
+    fn poll_for_handover(&mut self, done: Variable, thread_start: Block) -> Block {
+        let poll_point = self.b.create_block();
+        let ask = self.b.create_block();
+        let hand_over = self.b.create_block();
+        self.b.set_cold_block(ask);
+        self.b.set_cold_block(hand_over);
+        self.b.switch_to_block(poll_point);
+        let count = self.b.use_var(done);
+        let count = self.b.ins().iadd_imm_s(count, 1);
+        self.b.def_var(done, count);
+        // (Not invariant: the poll moves it.)
+        let at = self
+            .b
+            .ins()
+            .load(types::I32, MemFlagsData::trusted(), self.ctx, ctx::POLL_AT);
+        let due = self
+            .b
+            .ins()
+            .icmp(ir::condcodes::IntCC::UnsignedGreaterThanOrEqual, count, at);
+        self.b.ins().brif(due, ask, &[], thread_start, &[]);
+        self.b.switch_to_block(ask);
+        for d in 0..3 {
+            let t = self.b.use_var(self.tid[d]);
+            self.b.ins().store(
+                MemFlagsData::trusted(),
+                t,
+                self.ctx,
+                ctx::START + 4 * d as i32,
+            );
+        }
+        let poll = self.helper_ref("ptxjit_poll_upgrade");
+        let call = self.b.ins().call(poll, &[self.ctx, count]);
+        let yes = self.b.inst_results(call)[0];
+        self.b.ins().brif(yes, hand_over, &[], thread_start, &[]);
+        self.b.switch_to_block(hand_over);
+        let status = Status::encode(Status::HANDOVER, self.func_id as u32, 0);
+        let status = self.b.ins().iconst(types::I64, status as i64);
+        self.b.ins().return_(&[status]);
+        poll_point
     }
 
     /// Lowers one instruction; returns whether it ended the current block unconditionally.
