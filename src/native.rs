@@ -17,8 +17,8 @@
 //! (f32 keeps more than twice their precision), an f32 fma does not always: the group
 //! helpers round it to odd in f32 first (`fma_to_odd16` with AVX-512's rounding per
 //! instruction, `fma_rounded_up` with AVX2), which makes the second rounding exact; the
-//! one-pair helper calls the reference where the f32 result sits on a half midpoint and
-//! was inexact.
+//! one-pair helper rounds the lanes whose f32 result lands exactly on a half midpoint
+//! inexactly towards the exact value (TwoSum's error term says which way it lies).
 
 use crate::frontend::checked::{FloatMods, FloatOp, Rounding};
 use crate::semantics::half::{CANONICAL_NAN, F16};
@@ -184,9 +184,16 @@ mod x86 {
     mod fma_rounded_up;
 
     /// Both lanes of packed f16x2 `a`, `b`, `c` decoded to f32, combined by `op`, rounded to f16
-    /// by the hardware (nearest even); returns the packed result and the f32 values.
+    /// to nearest even as the exact operation rounds; returns the packed result and a bit for
+    /// each lane whose result is a NaN (to be made canonical).
+    ///
+    /// An f32 `add`, `sub` or `mul` of halves rounds to the half's bits. An f32 fma rounds
+    /// twice, wrongly where its result `r` lands exactly on a half midpoint while the exact
+    /// value was not there: such a lane (found in two steps, the first cheap: low 12 bits
+    /// zero and no half) rounds towards the exact value instead, whose side TwoSum's error
+    /// term tells (`a × b` is exact in f32).
     #[target_feature(enable = "f16c,fma")]
-    pub unsafe fn lanes(a: u32, b: u32, c: u32, op: u32) -> (u32, [f32; 4]) {
+    pub fn lanes(a: u32, b: u32, c: u32, op: u32) -> (u32, u32) {
         let va = _mm_cvtph_ps(_mm_cvtsi32_si128(a as i32));
         let vb = _mm_cvtph_ps(_mm_cvtsi32_si128(b as i32));
         let vc = _mm_cvtph_ps(_mm_cvtsi32_si128(c as i32));
@@ -196,11 +203,66 @@ mod x86 {
             2 => _mm_mul_ps(va, vb),
             _ => _mm_fmadd_ps(va, vb, vc),
         };
-        let h = _mm_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r);
-        let mut out = [0f32; 4];
-        // SAFETY: `out` has room for four f32.
-        unsafe { _mm_storeu_ps(out.as_mut_ptr(), r) };
-        (_mm_cvtsi128_si32(h) as u32, out)
+        let mut h = _mm_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r);
+        let nan = _mm_movemask_ps(_mm_cmpunord_ps(r, r)) as u32 & 3;
+        if op == 3 {
+            let low_zero = _mm_cmpeq_epi32(
+                _mm_and_si128(_mm_castps_si128(r), _mm_set1_epi32(0xFFF)),
+                _mm_setzero_si128(),
+            );
+            let no_half = _mm_cmpneq_ps(r, _mm_cvtph_ps(h));
+            let maybe = _mm_and_ps(_mm_castsi128_ps(low_zero), no_half);
+            if _mm_movemask_ps(maybe) & 3 != 0 {
+                h = midpoints_towards_exact(va, vb, vc, r, h, maybe);
+            }
+        }
+        (_mm_cvtsi128_si32(h) as u32, nan)
+    }
+
+    /// [`lanes`]' fma results `h` (of f32 results `r` of `a × b + c`), with the lanes of
+    /// `maybe` where `r` is a half midpoint and inexact rounded towards the exact value: the
+    /// half below `r` in magnitude, or the one above where the exact value is farther from
+    /// zero than `r` (the half above the largest finite one being infinity).
+    #[target_feature(enable = "f16c,fma")]
+    fn midpoints_towards_exact(
+        a: __m128,
+        b: __m128,
+        c: __m128,
+        r: __m128,
+        h: __m128i,
+        maybe: __m128,
+    ) -> __m128i {
+        // TwoSum of the exact product and c: `error` = exact − r.
+        let p = _mm_mul_ps(a, b);
+        let bb = _mm_sub_ps(r, p);
+        let error = _mm_add_ps(_mm_sub_ps(p, _mm_sub_ps(r, bb)), _mm_sub_ps(c, bb));
+        let inexact = _mm_cmpneq_ps(error, _mm_setzero_ps());
+        // The halves either side: `r` truncated, and the next one out (its magnitude + 1).
+        let below = _mm_cvtps_ph::<_MM_FROUND_TO_ZERO>(r);
+        let above = _mm_add_epi16(below, _mm_set1_epi16(1));
+        let above_value = _mm_cvtph_ps(above);
+        // (Above the largest finite half: 65536, for the midpoint 65520.)
+        let magnitude = _mm_castsi128_ps(_mm_set1_epi32(0x7FFF_FFFF));
+        let infinite = _mm_cmpeq_ps(
+            _mm_and_ps(above_value, magnitude),
+            _mm_set1_ps(f32::INFINITY),
+        );
+        let above_value = _mm_blendv_ps(
+            above_value,
+            _mm_or_ps(_mm_andnot_ps(magnitude, r), _mm_set1_ps(65536.0)),
+            infinite,
+        );
+        let midpoint = _mm_cmpeq_ps(
+            _mm_add_ps(_mm_cvtph_ps(below), above_value),
+            _mm_add_ps(r, r),
+        );
+        let fix = _mm_and_ps(_mm_and_ps(maybe, inexact), midpoint);
+        // Away from zero where the error has `r`'s sign.
+        let away = _mm_castps_si128(_mm_xor_ps(error, r));
+        let away = _mm_cmpgt_epi32(away, _mm_set1_epi32(-1));
+        let towards = _mm_blendv_epi8(below, above, _mm_packs_epi32(away, away));
+        let fix = _mm_packs_epi32(_mm_castps_si128(fix), _mm_castps_si128(fix));
+        _mm_blendv_epi8(h, towards, fix)
     }
 
     /// The constants of a half format: smallest normal, infinity, one.
@@ -653,14 +715,6 @@ extern "C" fn group<const CODE: u32, const AVX512: bool>(
     }
 }
 
-/// Whether `p + c` is exact in f32 (TwoSum's error term is zero). With `p` an exact product
-/// of two halves (always, for f16), that says whether the f32 fma was exact.
-fn sum_is_exact(p: f32, c: f32) -> bool {
-    let s = p + c;
-    let bb = s - p;
-    (p - (s - bb)) + (c - bb) == 0.0
-}
-
 /// `ptxjit_f16_arith(a, b, c, code)`: see [`code`].
 extern "C" fn f16_arith(a: u32, b: u32, c: u32, code: u32) -> u32 {
     let op = code & 15;
@@ -676,19 +730,15 @@ extern "C" fn f16_arith(a: u32, b: u32, c: u32, code: u32) -> u32 {
     #[cfg(target_arch = "x86_64")]
     {
         // SAFETY: the JIT only calls the helper when `available()` said so.
-        let (packed, f) = unsafe { x86::lanes(a, b, c, op) };
+        let (packed, nan) = unsafe { x86::lanes(a, b, c, op) };
+        if nan == 0 && !(ftz || sat || relu) {
+            return packed;
+        }
         let mut result = 0u32;
-        for (lane, &r) in f.iter().enumerate().take(2) {
+        for lane in 0..2 {
             let mut h = (packed >> (16 * lane)) as u16;
-            if r.is_nan() {
+            if nan >> lane & 1 == 1 {
                 h = CANONICAL_NAN;
-            } else if op == 3 && r.to_bits() & 0xFFF == 0 && F16.to_f64(h) != r as f64 {
-                // On a half midpoint: if the f32 fma was inexact, the exact fma decides.
-                let l = |v: u32| (v >> (16 * lane)) as u16;
-                let x = |v: u32| F16.to_f64(l(v)) as f32;
-                if !sum_is_exact(x(a) * x(b), x(c)) {
-                    h = crate::semantics::half::fma_f16(l(a), l(b), l(c));
-                }
             }
             if ftz {
                 h = F16.flush(h);
@@ -763,6 +813,14 @@ mod tests {
                 [0x048B, 0xA646, 0x82A4],
                 [0x04F9, 0xA16E, 0x0230],
                 [0x0501, 0xA0FF, 0x013F],
+            ]);
+            // 1008 × 65 = 65520, the midpoint between the largest half and the next (∞),
+            // plus or minus 2⁻²⁴.
+            out.extend([
+                [0x63E0, 0x5410, 0x8001],
+                [0x63E0, 0x5410, 0x0001],
+                [0xE3E0, 0x5410, 0x0001],
+                [0xE3E0, 0x5410, 0x8001],
             ]);
         }
         for &a in &s {
@@ -901,6 +959,41 @@ mod tests {
                     ties_would_err * 3 > triples.len(),
                     "{ty:?}: {ties_would_err}"
                 );
+            }
+        }
+    }
+
+    /// The one-pair helper ([`f16_arith`]): the reference's bits for every operation and
+    /// modifier on the specials, the sample and the midpoint families, either lane; an fma
+    /// on a midpoint rounds once, towards the addend, with no call of the reference.
+    #[test]
+    fn the_pair_helper_gives_the_reference_bits_and_rounds_midpoints_once() {
+        if !available() {
+            return;
+        }
+        let mut all = triples(false);
+        all.extend(products_on_a_midpoint_plus_a_little(false));
+        for op in [FloatOp::Add, FloatOp::Sub, FloatOp::Mul, FloatOp::Fma] {
+            for flags in 0..8 {
+                let mods = FloatMods {
+                    ftz: flags & 1 != 0,
+                    sat: flags & 2 != 0,
+                    relu: flags & 4 != 0,
+                    ..FloatMods::default()
+                };
+                let code = code(op, mods, PtxType::F16x2).expect("a helper form");
+                for pair in all.chunks_exact(2) {
+                    let packed = |k: usize| pair[0][k] as u32 | (pair[1][k] as u32) << 16;
+                    let got = f16_arith(packed(0), packed(1), packed(2), code);
+                    for (lane, [a, b, c]) in pair.iter().enumerate() {
+                        let want = arith(HALF, op, mods, *a, *b, *c);
+                        assert_eq!(
+                            (got >> (16 * lane)) as u16,
+                            want,
+                            "{op:?} {mods:?} lane {lane} on {a:#06x} {b:#06x} {c:#06x}"
+                        );
+                    }
+                }
             }
         }
     }
