@@ -876,6 +876,22 @@ mod tests {
         out
     }
 
+    /// Every operation the helpers do, with every set of `.ftz .sat .relu`.
+    fn every_form() -> impl Iterator<Item = (FloatOp, FloatMods)> {
+        let ops = [FloatOp::Add, FloatOp::Sub, FloatOp::Mul, FloatOp::Fma];
+        ops.into_iter().flat_map(|op| {
+            (0..8).map(move |flags| {
+                let mods = FloatMods {
+                    ftz: flags & 1 != 0,
+                    sat: flags & 2 != 0,
+                    relu: flags & 4 != 0,
+                    ..FloatMods::default()
+                };
+                (op, mods)
+            })
+        })
+    }
+
     #[test]
     fn every_group_helper_gives_the_reference_bits_for_every_operation_and_modifier() {
         let helpers = group_helpers();
@@ -885,26 +901,18 @@ mod tests {
             for ty in [PtxType::F16, PtxType::BF16] {
                 let fmt = if ty == PtxType::BF16 { BF16 } else { HALF };
                 let triples = triples(ty == PtxType::BF16);
-                for op in [FloatOp::Add, FloatOp::Sub, FloatOp::Mul, FloatOp::Fma] {
-                    for flags in 0..8 {
-                        let mods = FloatMods {
-                            ftz: flags & 1 != 0,
-                            sat: flags & 2 != 0,
-                            relu: flags & 4 != 0,
-                            ..FloatMods::default()
-                        };
-                        let helper = group.get(code(op, mods, ty).expect("a helper form"));
-                        // Every set of uniform operands (the AVX2 fma has a loop for each).
-                        let patterns = (0..8).cycle();
-                        for (chunk, uniform) in triples.chunks(32).zip(patterns) {
-                            for (got, [a, b, c]) in call(helper, chunk, uniform) {
-                                let want = arith(fmt, op, mods, a, b, c);
-                                assert_eq!(
-                                    got, want,
-                                    "{isa:?} {ty:?} {op:?} {mods:?} on {a:#06x} {b:#06x} {c:#06x} \
-                                     (uniform {uniform:#b})"
-                                );
-                            }
+                for (op, mods) in every_form() {
+                    let helper = group.get(code(op, mods, ty).expect("a helper form"));
+                    // Every set of uniform operands (the AVX2 fma has a loop for each).
+                    let patterns = (0..8).cycle();
+                    for (chunk, uniform) in triples.chunks(32).zip(patterns) {
+                        for (got, [a, b, c]) in call(helper, chunk, uniform) {
+                            let want = arith(fmt, op, mods, a, b, c);
+                            assert_eq!(
+                                got, want,
+                                "{isa:?} {ty:?} {op:?} {mods:?} on {a:#06x} {b:#06x} {c:#06x} \
+                                 (uniform {uniform:#b})"
+                            );
                         }
                     }
                 }
@@ -973,26 +981,18 @@ mod tests {
         }
         let mut all = triples(false);
         all.extend(products_on_a_midpoint_plus_a_little(false));
-        for op in [FloatOp::Add, FloatOp::Sub, FloatOp::Mul, FloatOp::Fma] {
-            for flags in 0..8 {
-                let mods = FloatMods {
-                    ftz: flags & 1 != 0,
-                    sat: flags & 2 != 0,
-                    relu: flags & 4 != 0,
-                    ..FloatMods::default()
-                };
-                let code = code(op, mods, PtxType::F16x2).expect("a helper form");
-                for pair in all.chunks_exact(2) {
-                    let packed = |k: usize| pair[0][k] as u32 | (pair[1][k] as u32) << 16;
-                    let got = f16_arith(packed(0), packed(1), packed(2), code);
-                    for (lane, [a, b, c]) in pair.iter().enumerate() {
-                        let want = arith(HALF, op, mods, *a, *b, *c);
-                        assert_eq!(
-                            (got >> (16 * lane)) as u16,
-                            want,
-                            "{op:?} {mods:?} lane {lane} on {a:#06x} {b:#06x} {c:#06x}"
-                        );
-                    }
+        for (op, mods) in every_form() {
+            let code = code(op, mods, PtxType::F16x2).expect("a helper form");
+            for pair in all.chunks_exact(2) {
+                let packed = |k: usize| pair[0][k] as u32 | (pair[1][k] as u32) << 16;
+                let got = f16_arith(packed(0), packed(1), packed(2), code);
+                for (lane, [a, b, c]) in pair.iter().enumerate() {
+                    let want = arith(HALF, op, mods, *a, *b, *c);
+                    assert_eq!(
+                        (got >> (16 * lane)) as u16,
+                        want,
+                        "{op:?} {mods:?} lane {lane} on {a:#06x} {b:#06x} {c:#06x}"
+                    );
                 }
             }
         }
