@@ -1,9 +1,9 @@
 //! Precompiled helpers for the heaviest half instructions, used when the host has F16C, FMA
 //! and AVX2, with the hardware's exact f16 ↔ f32 conversions where the inline IR spends about
 //! thirty instructions a lane:
-//! - [`SYMBOL`]: both lanes of one `f16x2` `add`, `sub`, `mul` or `fma` (one-thread code;
-//!   `ptxjit bench` compares it with the inline IR: the call wins on f16x2, while scalar f16
-//!   stays inline, where the call measured 0.75–0.84× the inline code);
+//! - [`SYMBOL`]: both lanes of one `f16x2` `add`, `sub`, `mul` or `fma`, or a scalar `f16`
+//!   one in the low lane (one-thread code; faster than the inline IR for both since session
+//!   28: see `lower::half`);
 //! - [`group_symbol`]: the same operation on every lane of a lane group (`lower::simd`), f16
 //!   or bf16, through memory: sixteen halves a step with AVX-512, eight with AVX2, the
 //!   implementation the widest this CPU has (checked when the JIT starts) that
