@@ -213,25 +213,18 @@ mod x86 {
             let no_half = _mm_cmpneq_ps(r, _mm_cvtph_ps(h));
             let maybe = _mm_and_ps(_mm_castsi128_ps(low_zero), no_half);
             if _mm_movemask_ps(maybe) & 3 != 0 {
-                h = midpoints_towards_exact(va, vb, vc, r, h, maybe);
+                h = midpoints_towards_exact(va, vb, vc, r, h);
             }
         }
         (_mm_cvtsi128_si32(h) as u32, nan)
     }
 
-    /// [`lanes`]' fma results `h` (of f32 results `r` of `a × b + c`), with the lanes of
-    /// `maybe` where `r` is a half midpoint and inexact rounded towards the exact value: the
-    /// half below `r` in magnitude, or the one above where the exact value is farther from
-    /// zero than `r` (the half above the largest finite one being infinity).
+    /// [`lanes`]' fma results `h` (of f32 results `r` of `a × b + c`), with the lanes where
+    /// `r` is a half midpoint and inexact rounded towards the exact value: the half below `r`
+    /// in magnitude, or the one above where the exact value is farther from zero than `r`
+    /// (the half above the largest finite one being infinity).
     #[target_feature(enable = "f16c,fma")]
-    fn midpoints_towards_exact(
-        a: __m128,
-        b: __m128,
-        c: __m128,
-        r: __m128,
-        h: __m128i,
-        maybe: __m128,
-    ) -> __m128i {
+    fn midpoints_towards_exact(a: __m128, b: __m128, c: __m128, r: __m128, h: __m128i) -> __m128i {
         // TwoSum of the exact product and c: `error` = exact − r.
         let p = _mm_mul_ps(a, b);
         let bb = _mm_sub_ps(r, p);
@@ -256,7 +249,7 @@ mod x86 {
             _mm_add_ps(_mm_cvtph_ps(below), above_value),
             _mm_add_ps(r, r),
         );
-        let fix = _mm_and_ps(_mm_and_ps(maybe, inexact), midpoint);
+        let fix = _mm_and_ps(inexact, midpoint);
         // Away from zero where the error has `r`'s sign.
         let away = _mm_castps_si128(_mm_xor_ps(error, r));
         let away = _mm_cmpgt_epi32(away, _mm_set1_epi32(-1));

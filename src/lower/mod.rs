@@ -186,8 +186,8 @@ pub struct Translator<'a, 'b> {
     /// Plain kernels run in lane groups: the group code's state (`lanes`).
     lanes: Option<lanes::Lanes>,
     /// The one-thread form polls for a hand-over (`Options::handover`): the block's threads
-    /// finished so far.
-    polls: Option<Variable>,
+    /// finished so far, and `ctx::POLL_AT` as last read (at entry and after each poll).
+    polls: Option<(Variable, Variable)>,
     /// Check every computed address (`confine`).
     confined: bool,
     /// Where the thread's `.local` variables are, and how many bytes.
@@ -641,7 +641,7 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// The thread loop's increment: x fastest, then y, then z; returns after the last thread.
     fn next_thread(&mut self, end: Block, thread_start: Block) {
         let next_start = match self.polls {
-            Some(done) => self.poll_for_handover(done, thread_start),
+            Some((done, at)) => self.poll_for_handover(done, at, thread_start),
             None => thread_start,
         };
         let b = &mut *self.b;
@@ -679,8 +679,8 @@ impl<'a, 'b> Translator<'a, 'b> {
     }
 
     /// The threads of the block before the one it starts at (`ctx::START`), in a variable
-    /// that [`Self::poll_for_handover`] counts on.
-    fn threads_before_start(&mut self) -> Variable {
+    /// that [`Self::poll_for_handover`] counts on, and `ctx::POLL_AT` in another.
+    fn threads_before_start(&mut self) -> (Variable, Variable) {
         let b = &mut *self.b;
         let [x, y, z] = self.tid.map(|t| b.use_var(t));
         let n = |b: &mut FunctionBuilder, d: i32| {
@@ -694,14 +694,20 @@ impl<'a, 'b> Translator<'a, 'b> {
         let before = b.ins().iadd(before, x);
         let done = b.declare_var(types::I32);
         b.def_var(done, before);
-        done
+        let at = b.declare_var(types::I32);
+        let first_poll = b
+            .ins()
+            .load(types::I32, MemFlagsData::trusted(), self.ctx, ctx::POLL_AT);
+        b.def_var(at, first_poll);
+        (done, at)
     }
 
     /// Where the thread loop goes with the next thread's ids set: counts the thread just
-    /// finished in `done`, and when that reaches `ctx::POLL_AT` asks the runtime whether to
-    /// hand the rest of the block over (with the next thread in `ctx::START`); if so, returns
-    /// [`Status::HANDOVER`], else goes on at `thread_start`. Returns the block to go to.
-    fn poll_for_handover(&mut self, done: Variable, thread_start: Block) -> Block {
+    /// finished in `done`, and when that reaches `at` (`ctx::POLL_AT`) asks the runtime
+    /// whether to hand the rest of the block over (with the next thread in `ctx::START`); if
+    /// so, returns [`Status::HANDOVER`], else reads the next `at` and goes on at
+    /// `thread_start`. Returns the block to go to.
+    fn poll_for_handover(&mut self, done: Variable, at: Variable, thread_start: Block) -> Block {
         let poll_point = self.b.create_block();
         let ask = self.b.create_block();
         let hand_over = self.b.create_block();
@@ -711,15 +717,12 @@ impl<'a, 'b> Translator<'a, 'b> {
         let count = self.b.use_var(done);
         let count = self.b.ins().iadd_imm_s(count, 1);
         self.b.def_var(done, count);
-        // (Not invariant: the poll moves it.)
-        let at = self
-            .b
-            .ins()
-            .load(types::I32, MemFlagsData::trusted(), self.ctx, ctx::POLL_AT);
-        let due = self
-            .b
-            .ins()
-            .icmp(ir::condcodes::IntCC::UnsignedGreaterThanOrEqual, count, at);
+        let next_poll = self.b.use_var(at);
+        let due = self.b.ins().icmp(
+            ir::condcodes::IntCC::UnsignedGreaterThanOrEqual,
+            count,
+            next_poll,
+        );
         self.b.ins().brif(due, ask, &[], thread_start, &[]);
         self.b.switch_to_block(ask);
         for d in 0..3 {
@@ -734,6 +737,12 @@ impl<'a, 'b> Translator<'a, 'b> {
         let poll = self.helper_ref("ptxjit_poll_upgrade");
         let call = self.b.ins().call(poll, &[self.ctx, count]);
         let yes = self.b.inst_results(call)[0];
+        // (Not invariant: the poll moved it.)
+        let next_poll =
+            self.b
+                .ins()
+                .load(types::I32, MemFlagsData::trusted(), self.ctx, ctx::POLL_AT);
+        self.b.def_var(at, next_poll);
         self.b.ins().brif(yes, hand_over, &[], thread_start, &[]);
         self.b.switch_to_block(hand_over);
         let status = Status::encode(Status::HANDOVER, self.func_id as u32, 0);
