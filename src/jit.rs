@@ -828,12 +828,12 @@ fn build(
         .map_err(|e| codegen_err("<module>", format!("reserving code memory: {e}")))?;
     jb.memory_provider(Box::new(memory));
     let mut helper_list = helpers();
-    if let Some(widest) = opts.native_helpers.filter(|_| crate::native::available()) {
+    if opts.native_helpers.is_some() && crate::native::available() {
         let ty = |s: crate::native::Slot| match s {
             crate::native::Slot::I32 => types::I32,
             crate::native::Slot::Pointer => types::I64,
         };
-        for (name, addr, args, results) in crate::native::symbols(widest) {
+        for (name, addr, args, results) in crate::native::symbols() {
             let args = args.into_iter().map(ty).collect();
             helper_list.push((name, addr, args, results.into_iter().map(ty).collect()));
         }
@@ -909,6 +909,9 @@ fn build(
                 declarations: jit.declarations(),
                 functions: &ids,
                 helpers: &helper_ids,
+                group_helpers: opts
+                    .native_helpers
+                    .and_then(crate::native::group_helpers_up_to),
             };
             Translator::translate(&mut builder, module, fi, env, &callees, options)?;
             builder.finalize(jit.isa().frontend_config());

@@ -4,12 +4,12 @@
 //! - [`SYMBOL`]: both lanes of one `f16x2` `add`, `sub`, `mul` or `fma`, or a scalar `f16`
 //!   one in the low lane (one-thread code; faster than the inline IR for both since session
 //!   28: see `lower::half`);
-//! - [`group_symbol`]: the same operation on every lane of a lane group (`lower::simd`), f16
+//! - [`GroupHelpers`]: the same operation on every lane of a lane group (`lower::simd`), f16
 //!   or bf16, through memory: sixteen halves a step with AVX-512, eight with AVX2, the
 //!   implementation the widest this CPU has (checked when the JIT starts) that
-//!   `CompileOptions::native_helpers` allows ([`Isa`]). One function per
-//!   operation code (op, format, modifiers: [`CODES`] of them), compiled with the code as a
-//!   constant, so that a call runs no test of its code.
+//!   `CompileOptions::native_helpers` allows ([`Isa`]). One function per operation code (op,
+//!   format, modifiers: [`CODES`] of them) and set of uniform operands, compiled with both as
+//!   constants, so that a call tests neither; the JIT calls it by its address.
 //!
 //! Same bits as the inline code and the reference: `.ftz` on the inputs, exact decode, one
 //! f32 operation, round to nearest even, `.ftz` on the result, then `.sat` and `.relu`; NaN
@@ -121,59 +121,19 @@ fn index(code: u32) -> usize {
     ((code & 3) | (code >> 4 & 7) << 2 | (code >> 7 & 1) << 5) as usize
 }
 
-/// The group helper's symbol for operation `code` (see [`code`]).
-pub fn group_symbol(code: u32) -> &'static str {
-    static NAMES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
-        (0..CODES)
-            .map(|i| format!("ptxjit_half_arith_group_{:02x}", code_at(i)))
-            .collect()
-    });
-    &NAMES[index(code)]
-}
-
 /// The widest instruction set this CPU runs the group helpers with (`None`: none).
 pub fn widest() -> Option<Isa> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        group_helpers().first().map(|g| g.isa)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        None
-    }
+    group_helpers().first().map(|g| g.isa)
 }
 
-/// (name, address, arguments, results) for the JIT's symbol table: the group helpers of the
-/// widest instruction set up to `widest` that this CPU has.
-pub fn symbols(widest: Isa) -> Vec<(&'static str, *const u8, Vec<Slot>, Vec<Slot>)> {
-    use Slot::*;
-    let mut all = vec![(SYMBOL, f16_arith as *const u8, vec![I32; 4], vec![I32])];
-    #[cfg(target_arch = "x86_64")]
-    if let Some(group) = group_helpers().into_iter().find(|g| g.isa <= widest) {
-        for (i, f) in group.table.iter().enumerate() {
-            let args = vec![Pointer, Pointer, Pointer, Pointer, I32, I32];
-            all.push((group_symbol(code_at(i)), *f as *const u8, args, vec![]));
-        }
-    }
-    all
-}
-
-/// `f::<.., U>(args)` for `U` = the low three bits of `uniform` (which sources of a group
-/// helper's call are uniform): one instance of a loop for each set, so that no step tests them.
-#[cfg(target_arch = "x86_64")]
-macro_rules! by_uniform {
-    ($uniform:expr, $($f:ident)::+::<$code:ident>($($arg:expr),*)) => {
-        match $uniform & 7 {
-            0 => $($f)::+::<$code, 0>($($arg),*),
-            1 => $($f)::+::<$code, 1>($($arg),*),
-            2 => $($f)::+::<$code, 2>($($arg),*),
-            3 => $($f)::+::<$code, 3>($($arg),*),
-            4 => $($f)::+::<$code, 4>($($arg),*),
-            5 => $($f)::+::<$code, 5>($($arg),*),
-            6 => $($f)::+::<$code, 6>($($arg),*),
-            _ => $($f)::+::<$code, 7>($($arg),*),
-        }
-    };
+/// (name, address, arguments, results) for the JIT's symbol table: the one-pair helper.
+pub fn symbols() -> Vec<(&'static str, *const u8, Vec<Slot>, Vec<Slot>)> {
+    vec![(
+        SYMBOL,
+        f16_arith as *const u8,
+        vec![Slot::I32; 4],
+        vec![Slot::I32],
+    )]
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -491,51 +451,38 @@ mod x86 {
         decode16(m, halves)
     }
 
-    /// [`arith16`] over `halves` halves (a multiple of 16) at `x`, results at `dst`; the
-    /// operands with a bit in `uniform` are one 32-bit value each, decoded once a call
-    /// ([`operand16`]). Only an fma reads its third operand.
+    /// The group helper ([`super::GroupHelper`]) with AVX-512: [`arith16`] over `halves`
+    /// halves (a multiple of 16) at `a`, `b`, `c`, results at `dst`; the operands with a bit
+    /// in `UNIFORM` are one 32-bit value each, decoded once a call ([`operand16`]). Only an
+    /// fma reads its third operand.
     ///
     /// # Safety
-    /// Each pointer without a bit in `uniform` must have `halves` halves and be 16-byte
-    /// aligned.
+    /// Each pointer without a bit in `UNIFORM` must have `halves` halves and be 16-byte
+    /// aligned; the CPU must have what this function enables.
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
-    pub unsafe fn group16<const CODE: u32>(
+    pub unsafe extern "C" fn group16<const CODE: u32, const UNIFORM: u32>(
         dst: *mut u16,
-        x: [*const u16; 3],
-        halves: usize,
-        uniform: u32,
+        a: *const u16,
+        b: *const u16,
+        c: *const u16,
+        halves: u32,
     ) {
-        let given = uniform_pairs::<CODE>(x, uniform).map(|u| {
+        let x = [a, b, c];
+        let given = uniform_pairs::<CODE, UNIFORM>(x).map(|u| {
             u.map_or(_mm512_setzero_ps(), |pair| {
                 _mm512_castpd_ps(_mm512_broadcastsd_pd(pair))
             })
         });
-        // SAFETY: by the caller's promise; `given` has the uniform operands.
-        unsafe { by_uniform!(uniform, loop16::<CODE>(dst, x, halves, given)) }
-    }
-
-    /// [`group16`]'s loop for one set of uniform operands (a call site's is fixed): no test
-    /// of them a step.
-    ///
-    /// # Safety
-    /// As for [`group16`].
-    #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
-    unsafe fn loop16<const CODE: u32, const UNIFORM: u32>(
-        dst: *mut u16,
-        x: [*const u16; 3],
-        halves: usize,
-        given: [__m512; 3],
-    ) {
         let m = mode(CODE);
-        for i in (0..halves).step_by(16) {
+        for i in (0..halves as usize).step_by(16) {
             // SAFETY: by the caller's promise.
             let operand = |k| unsafe { operand16::<UNIFORM>(m, x, given, k, i) };
-            let c = if m.op == 3 {
+            let third = if m.op == 3 {
                 operand(2)
             } else {
                 _mm512_setzero_ps()
             };
-            let r = arith16::<CODE>(operand(0), operand(1), c);
+            let r = arith16::<CODE>(operand(0), operand(1), third);
             // SAFETY: as above.
             unsafe { _mm256_storeu_si256(dst.add(i).cast(), r) };
         }
@@ -560,20 +507,29 @@ mod x86 {
         }
     }
 
-    /// Each operand with a bit in `uniform` (its 32-bit value, which the caller passes in
+    /// Each operand with a bit in `UNIFORM` (its 32-bit value, which the caller passes in
     /// place of its pointer; an fma alone has a third operand), its pair of halves decoded
     /// once a call as one 64-bit lane, for the helper to repeat. Decoded in a 128-bit
     /// register: a different instruction from the loop's decoding, which the compiler would
     /// otherwise merge with it and repeat every step, and on AVX-512 half the conversion
     /// unit's time (the loop's bottleneck) of a 512-bit conversion.
     #[target_feature(enable = "avx2,f16c")]
-    fn uniform_pairs<const CODE: u32>(x: [*const u16; 3], uniform: u32) -> [Option<__m128d>; 3] {
+    fn uniform_pairs<const CODE: u32, const UNIFORM: u32>(
+        x: [*const u16; 3],
+    ) -> [Option<__m128d>; 3] {
         let m = mode(CODE);
         let sources = if m.op == 3 { 3 } else { 2 };
         std::array::from_fn(|k| {
-            (k < sources && uniform >> k & 1 == 1).then(|| {
+            (k < sources && UNIFORM >> k & 1 == 1).then(|| {
                 let value = _mm_cvtsi32_si128(x[k].addr() as i32);
-                _mm_castps_pd(_mm256_castps256_ps128(decode8(m, value)))
+                let mut pair = _mm_castps_pd(_mm256_castps256_ps128(decode8(m, value)));
+                // SAFETY: an empty instruction, which LLVM cannot see through: else it
+                // broadcasts the halves first and decodes 512 bits (the loop's bottleneck).
+                unsafe {
+                    std::arch::asm!("/* {0} */", inout(xmm_reg) pair,
+                        options(pure, nomem, nostack, preserves_flags));
+                }
+                pair
             })
         })
     }
@@ -584,21 +540,22 @@ mod x86 {
     /// # Safety
     /// As for [`group16`].
     #[target_feature(enable = "avx2,f16c,fma")]
-    pub unsafe fn group8<const CODE: u32>(
+    pub unsafe extern "C" fn group8<const CODE: u32, const UNIFORM: u32>(
         dst: *mut u16,
-        x: [*const u16; 3],
-        halves: usize,
-        uniform: u32,
+        a: *const u16,
+        b: *const u16,
+        c: *const u16,
+        halves: u32,
     ) {
+        let (x, halves) = ([a, b, c], halves as usize);
         let m = mode(CODE);
-        let values = uniform_pairs::<CODE>(x, uniform)
+        let values = uniform_pairs::<CODE, UNIFORM>(x)
             .map(|u| u.map(|pair| _mm256_castpd_ps(_mm256_broadcastsd_pd(pair))));
         if m.op == 3 {
             let given = values.map(|u| u.unwrap_or(_mm256_setzero_ps()));
-            // One loop for each set of uniform operands (a call site's is fixed).
             // SAFETY: by the caller's promise; `given` has the uniform operands where
-            // `uniform` says so.
-            unsafe { by_uniform!(uniform, fma_rounded_up::fma8::<CODE>(dst, x, halves, given)) }
+            // `UNIFORM` says so.
+            unsafe { fma_rounded_up::fma8::<CODE, UNIFORM>(dst, x, halves, given) }
             return;
         }
         // (The sum of the results: see [`settle8`].)
@@ -626,40 +583,77 @@ mod x86 {
     }
 }
 
-/// `ptxjit_half_arith_group_<code>(dst, a, b, c, halves, uniform)`: [`f16_arith`]'s
-/// operation `code` on `halves` halves (a multiple of 16) at `a`, `b`, `c` (16-byte aligned),
-/// written to `dst`; where bit k of `uniform` is set, source k is not a pointer but one
-/// 32-bit value (a pair of halves, zero-extended) that every pair of halves has: passed in a
-/// register, where a store and a load through memory each call cost the chain a step.
-pub type GroupHelper = extern "C" fn(*mut u16, *const u16, *const u16, *const u16, u32, u32);
+/// A group helper, `helper(dst, a, b, c, halves)`: [`f16_arith`]'s operation on `halves`
+/// halves (a multiple of 16) at `a`, `b`, `c` (16-byte aligned), written to `dst`; a source
+/// the instance has as uniform is not a pointer but one 32-bit value (a pair of halves,
+/// zero-extended) that every pair of halves has: passed in a register, where a store and a
+/// load through memory each call cost the chain a step.
+///
+/// # Safety
+/// The pointers as above, on a CPU on which [`group_helpers`] found the instance's
+/// instruction set.
+pub type GroupHelper = unsafe extern "C" fn(*mut u16, *const u16, *const u16, *const u16, u32);
 
 /// One implementation of the group helper: its instruction set and its function for each
-/// operation code, by [`index`].
-#[cfg(target_arch = "x86_64")]
+/// operation code (by [`index`]) and set of uniform sources (bit k: source k).
 pub struct GroupHelpers {
     pub isa: Isa,
-    table: [GroupHelper; CODES],
+    table: Vec<[GroupHelper; 8]>,
 }
 
-#[cfg(target_arch = "x86_64")]
 impl GroupHelpers {
-    /// The function for operation `code`.
-    pub fn get(&self, code: u32) -> GroupHelper {
-        self.table[index(code)]
+    /// The function for operation `code` with the sources in `uniform` the same in every lane.
+    pub fn get(&self, code: u32, uniform: u32) -> GroupHelper {
+        self.table[index(code)][uniform as usize & 7]
     }
 }
 
 /// The group helper's implementations this CPU can run, widest first (checked at run time,
-/// never assumed from the build machine).
+/// never assumed from the build machine; made once).
+pub fn group_helpers() -> &'static [GroupHelpers] {
+    static ALL: std::sync::LazyLock<Vec<GroupHelpers>> = std::sync::LazyLock::new(|| {
+        #[cfg(target_arch = "x86_64")]
+        {
+            x86_group_helpers()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            Vec::new()
+        }
+    });
+    &ALL
+}
+
+/// The group helpers the JIT calls where `CompileOptions::native_helpers` is `widest`: the
+/// widest implementation this CPU has up to it.
+pub fn group_helpers_up_to(widest: Isa) -> Option<&'static GroupHelpers> {
+    group_helpers().iter().find(|g| g.isa <= widest)
+}
+
 #[cfg(target_arch = "x86_64")]
-pub fn group_helpers() -> Vec<GroupHelpers> {
-    // One instance of `group::<CODE, AVX512>` for each operation code.
+fn x86_group_helpers() -> Vec<GroupHelpers> {
+    // One instance of `$f::<CODE, UNIFORM>` for each operation code and set of uniform
+    // sources.
+    macro_rules! row {
+        ($f:ident, $i:literal) => {
+            [
+                x86::$f::<{ code_at($i) }, 0> as GroupHelper,
+                x86::$f::<{ code_at($i) }, 1>,
+                x86::$f::<{ code_at($i) }, 2>,
+                x86::$f::<{ code_at($i) }, 3>,
+                x86::$f::<{ code_at($i) }, 4>,
+                x86::$f::<{ code_at($i) }, 5>,
+                x86::$f::<{ code_at($i) }, 6>,
+                x86::$f::<{ code_at($i) }, 7>,
+            ]
+        };
+    }
     macro_rules! table {
-        ($wide:literal: $($i:literal)*) => { [$(group::<{ code_at($i) }, $wide> as GroupHelper),*] };
+        ($f:ident: $($i:literal)*) => { vec![$(row!($f, $i)),*] };
     }
     macro_rules! every_code {
-        ($wide:literal) => {
-            table!($wide: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26
+        ($f:ident) => {
+            table!($f: 0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26
                 27 28 29 30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53
                 54 55 56 57 58 59 60 61 62 63)
         };
@@ -672,40 +666,16 @@ pub fn group_helpers() -> Vec<GroupHelpers> {
     {
         all.push(GroupHelpers {
             isa: Isa::Avx512,
-            table: every_code!(true),
+            table: every_code!(group16),
         });
     }
     if available() {
         all.push(GroupHelpers {
             isa: Isa::Avx2,
-            table: every_code!(false),
+            table: every_code!(group8),
         });
     }
     all
-}
-
-/// The group helper for operation `CODE`: sixteen halves a step with AVX-512, else eight
-/// with AVX2.
-#[cfg(target_arch = "x86_64")]
-extern "C" fn group<const CODE: u32, const AVX512: bool>(
-    dst: *mut u16,
-    a: *const u16,
-    b: *const u16,
-    c: *const u16,
-    halves: u32,
-    uniform: u32,
-) {
-    let (x, halves) = ([a, b, c], halves as usize);
-    // SAFETY: the JIT passes `halves` halves at each pointer (a uniform value, no pointer,
-    // where `uniform` says so), and calls
-    // this only on a CPU on which `group_helpers` found what this instance uses.
-    unsafe {
-        if AVX512 {
-            x86::group16::<CODE>(dst, x, halves, uniform)
-        } else {
-            x86::group8::<CODE>(dst, x, halves, uniform)
-        }
-    }
 }
 
 /// `ptxjit_f16_arith(a, b, c, code)`: see [`code`].
@@ -832,10 +802,16 @@ mod tests {
         out
     }
 
-    /// `helper` on sixteen-half chunks of `triples` (a multiple of 16 of them), operands
-    /// in memory or (bits of `uniform`) the chunk's first pair for all, passed as the value;
-    /// each result with the operands it had.
-    fn call(helper: GroupHelper, triples: &[[u16; 3]], uniform: u32) -> Vec<(u16, [u16; 3])> {
+    /// `group`'s helper for `code` on sixteen-half chunks of `triples` (a multiple of 16 of
+    /// them), operands in memory or (bits of `uniform`) the chunk's first pair for all,
+    /// passed as the value; each result with the operands it had.
+    fn call(
+        group: &GroupHelpers,
+        code: u32,
+        triples: &[[u16; 3]],
+        uniform: u32,
+    ) -> Vec<(u16, [u16; 3])> {
+        let helper = group.get(code, uniform);
         let mut out = Vec::new();
         for chunk in triples.chunks(32) {
             let n = chunk.len() / 16 * 16;
@@ -857,7 +833,8 @@ mod tests {
                 }
             };
             let (pa, pb, pc) = (source(0, &a), source(1, &b), source(2, &c));
-            helper(got.0.as_mut_ptr(), pa, pb, pc, n as u32, uniform);
+            // SAFETY: as `GroupHelper` asks, on a CPU `group_helpers` found able.
+            unsafe { helper(got.0.as_mut_ptr(), pa, pb, pc, n as u32) };
             out.extend(got.0[..n].iter().enumerate().map(|(i, &h)| {
                 let operands = [0, 1, 2].map(|k| {
                     let lane = if uniform >> k & 1 == 1 { i % 2 } else { i };
@@ -895,11 +872,11 @@ mod tests {
                 let fmt = if ty == PtxType::BF16 { BF16 } else { HALF };
                 let triples = triples(ty == PtxType::BF16);
                 for (op, mods) in every_form() {
-                    let helper = group.get(code(op, mods, ty).expect("a helper form"));
-                    // Every set of uniform operands (the AVX2 fma has a loop for each).
+                    let code = code(op, mods, ty).expect("a helper form");
+                    // Every set of uniform operands (an instance for each).
                     let patterns = (0..8).cycle();
                     for (chunk, uniform) in triples.chunks(32).zip(patterns) {
-                        for (got, [a, b, c]) in call(helper, chunk, uniform) {
+                        for (got, [a, b, c]) in call(group, code, chunk, uniform) {
                             let want = arith(fmt, op, mods, a, b, c);
                             assert_eq!(
                                 got, want,
@@ -945,9 +922,9 @@ mod tests {
                 let bf16 = ty == PtxType::BF16;
                 let fmt = if bf16 { BF16 } else { HALF };
                 let triples = products_on_a_midpoint_plus_a_little(bf16);
-                let helper = group.get(code(FloatOp::Fma, FloatMods::default(), ty).unwrap());
+                let code = code(FloatOp::Fma, FloatMods::default(), ty).unwrap();
                 let mut ties_would_err = 0;
-                for (got, [a, b, c]) in call(helper, &triples, 0) {
+                for (got, [a, b, c]) in call(group, code, &triples, 0) {
                     let want = arith(fmt, FloatOp::Fma, FloatMods::default(), a, b, c);
                     let tie = fmt.round(fmt.to_f64(a) * fmt.to_f64(b), Rounding::Rn);
                     ties_would_err += (tie != want) as usize;
@@ -1005,7 +982,7 @@ mod tests {
                     (HALF, 0x3C00, 0x7C00, 0xFC01)
                 };
                 for op in [FloatOp::Add, FloatOp::Mul, FloatOp::Fma] {
-                    let helper = group.get(code(op, FloatMods::default(), ty).unwrap());
+                    let code = code(op, FloatMods::default(), ty).unwrap();
                     for at in 0..32 {
                         // (An add's own NaN is ∞ − ∞.)
                         let invalid = if op == FloatOp::Add { inf | 0x8000 } else { 0 };
@@ -1013,7 +990,7 @@ mod tests {
                             let mut triples = vec![[one, one, one]; 32];
                             triples[at] = odd;
                             for (i, (got, [a, b, c])) in
-                                call(helper, &triples, 0).into_iter().enumerate()
+                                call(group, code, &triples, 0).into_iter().enumerate()
                             {
                                 let want = arith(fmt, op, FloatMods::default(), a, b, c);
                                 let isa = group.isa;

@@ -240,14 +240,13 @@ fn homes(
     f: &Function,
     uniform: &[bool],
     strides: &[Option<i64>],
-    helpers: &HashMap<&'static str, cranelift_module::FuncId>,
+    group_helpers: bool,
     in_loop: &[bool],
 ) -> Vec<bool> {
     let body = f.body.as_deref().unwrap_or(&[]);
     let by_helper = |inst: &checked::Inst| match inst.op {
         Op::Float { op, ty, mods } if inst.guard.is_none() && ty.is_half() => {
-            crate::native::code(op, mods, ty)
-                .is_some_and(|code| helpers.contains_key(crate::native::group_symbol(code)))
+            group_helpers && crate::native::code(op, mods, ty).is_some()
         }
         _ => false,
     };
@@ -358,6 +357,8 @@ pub(super) struct Lanes {
     scalar: HashMap<usize, Block>,
     /// Where the group goes when all its threads are done.
     next_group: Block,
+    /// The group helpers' signature (`crate::native::GroupHelper`), where they are called.
+    pub(super) helper_signature: Option<ir::SigRef>,
     /// For each divergence site, the block that runs its next lane (or, after the last,
     /// starts the next group); the resume index is the site's number.
     resume_blocks: Vec<Block>,
@@ -368,7 +369,7 @@ impl Lanes {
         b: &mut cranelift_frontend::FunctionBuilder,
         f: &Function,
         scalar: &HashMap<usize, Block>,
-        helpers: &HashMap<&'static str, cranelift_module::FuncId>,
+        group_helpers: bool,
         block_x: Option<u32>,
     ) -> Lanes {
         let uniform = uniform_registers(f);
@@ -388,7 +389,7 @@ impl Lanes {
             .map(|(r, s)| s.is_some() && r.ty.bits() == 32)
             .collect();
         let in_loop = loop_positions(f);
-        let homed = homes(f, &uniform, &strides, helpers, &in_loop);
+        let homed = homes(f, &uniform, &strides, group_helpers, &in_loop);
         let homes = f
             .regs
             .iter()
@@ -425,6 +426,12 @@ impl Lanes {
             .collect();
         let first = [0; 3].map(|_| b.declare_var(types::I32));
         let tid = [0; 3].map(|_| b.declare_var(types::I32));
+        let helper_signature = group_helpers.then(|| {
+            let mut sig = ir::Signature::new(b.func.signature.call_conv);
+            let params = [types::I64, types::I64, types::I64, types::I64, types::I32];
+            sig.params.extend(params.map(ir::AbiParam::new));
+            b.import_signature(sig)
+        });
         let (slots, end) = super::sync::register_slots(f, 0);
         let frame_bytes = end.max(8);
         let area = b.create_sized_stack_slot(StackSlotData::new(
@@ -469,6 +476,7 @@ impl Lanes {
             labels,
             scalar: scalar.clone(),
             next_group: b.create_block(),
+            helper_signature,
             resume_blocks: Vec::new(),
         }
     }
@@ -1186,11 +1194,7 @@ mod tests {
         let f = &m.functions[0];
         let uniform = super::uniform_registers(f);
         let strides = vec![None; f.regs.len()];
-        let helpers = crate::native::symbols(crate::native::Isa::Avx512)
-            .into_iter()
-            .map(|(name, ..)| (name, cranelift_module::FuncId::from_u32(0)))
-            .collect();
-        let homes = super::homes(f, &uniform, &strides, &helpers, &super::loop_positions(f));
+        let homes = super::homes(f, &uniform, &strides, true, &super::loop_positions(f));
         (1..4)
             .map(|i| {
                 homes[f

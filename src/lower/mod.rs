@@ -103,6 +103,8 @@ pub struct Callees<'a> {
     pub declarations: &'a ModuleDeclarations,
     pub functions: &'a HashMap<FuncId, ClifFuncId>,
     pub helpers: &'a HashMap<&'static str, ClifFuncId>,
+    /// The group helpers this compile calls (by address), if any.
+    pub group_helpers: Option<&'static crate::native::GroupHelpers>,
 }
 
 /// Byte offsets of `BlockContext` fields: the runtime's side of the contract.
@@ -452,7 +454,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 t.b,
                 func,
                 &label_blocks,
-                callees.helpers,
+                callees.group_helpers.is_some(),
                 options.block_x,
             ));
         }

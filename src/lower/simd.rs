@@ -542,7 +542,7 @@ impl Translator<'_, '_> {
         if !self.v_dst_ok(&a[0], ty) || !(1..=nsrc).all(|i| self.v_src_ok(&a[i], ty)) {
             return Ok(false);
         }
-        let Some(helper) = self.native_helper_ref(crate::native::group_symbol(code)) else {
+        let Some(group) = self.callees.group_helpers else {
             return Ok(false);
         };
         // Through the stack area of `lane_by_lane` (16-byte aligned, as the helper needs):
@@ -588,11 +588,16 @@ impl Translator<'_, '_> {
         };
         let halves = width as u32 * ty.size() / 2;
         let halves = self.b.ins().iconst(types::I32, halves as i64);
-        let uniform = self.b.ins().iconst(types::I32, uniform);
         let mut args = vec![dst];
         args.extend(pointers);
-        args.extend([halves, uniform]);
-        self.b.ins().call(helper, &args);
+        args.push(halves);
+        // By its address: an instance for each code and set of uniform sources, of which a
+        // module declares none (a symbol each would cost every compile).
+        let helper = group.get(code, uniform) as usize;
+        let callee = self.b.ins().iconst(types::I64, helper as i64);
+        let signature = self.lanes.as_ref().and_then(|l| l.helper_signature);
+        let signature = signature.expect("a signature where the group helpers are");
+        self.b.ins().call_indirect(signature, callee, &args);
         if home.is_none() {
             let r = (0..width / vt.lane_count() as usize)
                 .map(|c| self.b.ins().stack_load(types::I64, vt, area, place(0, c)))
