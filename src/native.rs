@@ -261,12 +261,14 @@ mod x86 {
 
     // The 16-bit steps work on sixteen halves (a ymm register); the eight-half form passes
     // its xmm register in the low half.
+    #[inline]
     #[target_feature(enable = "avx2")]
     fn wide(x: __m128i) -> __m256i {
         _mm256_castsi128_si256(x)
     }
 
     /// `.ftz` on sixteen halves: subnormals become zero of the same sign.
+    #[inline]
     #[target_feature(enable = "avx2")]
     fn flush(x: __m256i, f: Format) -> __m256i {
         let mag = _mm256_and_si256(x, _mm256_set1_epi16(0x7FFF));
@@ -276,6 +278,7 @@ mod x86 {
     }
 
     /// Which of sixteen halves are NaN (all ones) or not (zero).
+    #[inline]
     #[target_feature(enable = "avx2")]
     fn nan(x: __m256i, f: Format) -> __m256i {
         let mag = _mm256_and_si256(x, _mm256_set1_epi16(0x7FFF));
@@ -283,6 +286,7 @@ mod x86 {
     }
 
     /// The result's `.ftz`, `.sat` and `.relu`, in that order.
+    #[inline]
     #[target_feature(enable = "avx2")]
     fn finish(m: Mode, mut h: __m256i) -> __m256i {
         if m.ftz {
@@ -303,6 +307,7 @@ mod x86 {
     }
 
     /// Eight bf16 values, exactly, as f32.
+    #[inline]
     #[target_feature(enable = "avx2")]
     fn bf16_to_f32(x: __m128i) -> __m256 {
         _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(x)))
@@ -311,6 +316,7 @@ mod x86 {
     /// Eight f32 values rounded to bf16, nearest even. A NaN stays a NaN where its low 16 bits
     /// are zero (a decoded bf16's, and so an operation's NaN result on them): the addition
     /// then carries nothing out of them.
+    #[inline]
     #[target_feature(enable = "avx2")]
     fn f32_to_bf16(r: __m256) -> __m128i {
         let bits = _mm256_castps_si256(r);
@@ -322,6 +328,7 @@ mod x86 {
 
     /// Whether either of two sums of a loop's results has a NaN lane: then one of the results
     /// was NaN (or, rarely, a sum met infinities of both signs).
+    #[inline]
     #[target_feature(enable = "avx")]
     fn any_nan(sums: [__m256; 2]) -> bool {
         _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(sums[0], sums[1])) != 0
@@ -334,6 +341,7 @@ mod x86 {
     ///
     /// # Safety
     /// `dst` must have `halves` halves, a multiple of 8.
+    #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn settle8(m: Mode, dst: *mut u16, halves: usize, nan_seen: bool) {
         if !(nan_seen || m.ftz || m.sat || m.relu) {
@@ -354,6 +362,7 @@ mod x86 {
     }
 
     /// Eight halves of format `m` as f32, exactly (after the inputs' `.ftz`, if asked for).
+    #[inline]
     #[target_feature(enable = "avx2,f16c")]
     fn decode8(m: Mode, x: __m128i) -> __m256 {
         let x = if m.ftz {
@@ -369,6 +378,7 @@ mod x86 {
     }
 
     /// Sixteen halves of format `m` as f32, exactly (after the inputs' `.ftz`, if asked for).
+    #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c")]
     fn decode16(m: Mode, x: __m256i) -> __m512 {
         let x = if m.ftz { flush(x, m.f) } else { x };
@@ -386,6 +396,7 @@ mod x86 {
     /// The roundings down and up are the same value when the fma is exact, else neighbours,
     /// of which one is odd: that one is the result. Also returns the rounding up, a NaN
     /// exactly where the result is, known an instruction earlier.
+    #[inline]
     #[target_feature(enable = "avx512f")]
     fn fma_to_odd16(a: __m512, b: __m512, c: __m512) -> (__m512, __m512) {
         let down = _mm512_fmadd_round_ps::<{ _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC }>(a, b, c);
@@ -399,6 +410,7 @@ mod x86 {
     /// Sixteen lanes at once with AVX-512 on operands [`decode16`] made: one f32 operation
     /// (the fma rounded to odd in f32: [`fma_to_odd16`]), one rounding to the half, NaN
     /// results canonical, then [`finish`].
+    #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
     pub fn arith16<const CODE: u32>(fa: __m512, fb: __m512, fc: __m512) -> __m256i {
         let m = mode(CODE);
@@ -431,6 +443,7 @@ mod x86 {
     ///
     /// # Safety
     /// As for [`group16`].
+    #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c")]
     unsafe fn operand16<const UNIFORM: u32>(
         m: Mode,
@@ -492,6 +505,7 @@ mod x86 {
     ///
     /// # Safety
     /// As for [`group16`].
+    #[inline]
     #[target_feature(enable = "avx2,f16c")]
     unsafe fn operand8(
         m: Mode,
@@ -513,6 +527,7 @@ mod x86 {
     /// register: a different instruction from the loop's decoding, which the compiler would
     /// otherwise merge with it and repeat every step, and on AVX-512 half the conversion
     /// unit's time (the loop's bottleneck) of a 512-bit conversion.
+    #[inline]
     #[target_feature(enable = "avx2,f16c")]
     fn uniform_pairs<const CODE: u32, const UNIFORM: u32>(
         x: [*const u16; 3],
@@ -534,6 +549,13 @@ mod x86 {
         })
     }
 
+    /// A uniform operand's pair of halves ([`uniform_pairs`]) in every pair of eight lanes.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn broadcast8(pair: __m128d) -> __m256 {
+        _mm256_castpd_ps(_mm256_broadcastsd_pd(pair))
+    }
+
     /// [`group16`] with AVX2, eight halves a step (the fma: [`fma_rounded_up::fma8`]); NaN
     /// results made canonical after the loop ([`settle8`]).
     ///
@@ -547,17 +569,14 @@ mod x86 {
         c: *const u16,
         halves: u32,
     ) {
-        let (x, halves) = ([a, b, c], halves as usize);
         let m = mode(CODE);
-        let values = uniform_pairs::<CODE, UNIFORM>(x)
-            .map(|u| u.map(|pair| _mm256_castpd_ps(_mm256_broadcastsd_pd(pair))));
         if m.op == 3 {
-            let given = values.map(|u| u.unwrap_or(_mm256_setzero_ps()));
-            // SAFETY: by the caller's promise; `given` has the uniform operands where
-            // `UNIFORM` says so.
-            unsafe { fma_rounded_up::fma8::<CODE, UNIFORM>(dst, x, halves, given) }
-            return;
+            // (A call of the same signature: a jump.)
+            // SAFETY: by the caller's promise.
+            return unsafe { fma_rounded_up::fma8::<CODE, UNIFORM>(dst, a, b, c, halves) };
         }
+        let (x, halves) = ([a, b, c], halves as usize);
+        let values = uniform_pairs::<CODE, UNIFORM>(x).map(|u| u.map(|p| broadcast8(p)));
         // (The sum of the results: see [`settle8`].)
         let mut sum = _mm256_setzero_ps();
         for i in (0..halves).step_by(8) {

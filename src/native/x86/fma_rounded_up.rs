@@ -28,7 +28,7 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 use std::mem::offset_of;
 
-use super::{Mode, any_nan, mode, settle8};
+use super::{Mode, any_nan, broadcast8, mode, settle8, uniform_pairs};
 use crate::semantics::half::{self, HalfFormat};
 
 /// MXCSR for the loop: exceptions masked (bits 7–12), rounding up (bits 13–14 = 10b).
@@ -146,20 +146,24 @@ macro_rules! step {
     };
 }
 
-/// The fma `CODE` (f16 or bf16, any of `.ftz .sat .relu`) on `halves` halves (a multiple of
-/// 16) at `x`, results at `dst`; operand k is `uniform[k]` (decoded, flushed where `.ftz`, and
-/// broadcast) where bit k of `UNIFORM` is set.
+/// The group helper's fma `CODE` (f16 or bf16, any of `.ftz .sat .relu`) with AVX2 on
+/// `halves` halves (a multiple of 16) at `a`, `b`, `c`, results at `dst`; where bit k of
+/// `UNIFORM` is set, operand k is a pair's value ([`uniform_pairs`], broadcast).
 ///
 /// # Safety
 /// Each pointer without a `UNIFORM` bit must have `halves` halves, and `dst` room for them;
 /// the CPU must have AVX2, F16C and FMA.
 #[target_feature(enable = "avx2,f16c,fma")]
-pub(super) unsafe fn fma8<const CODE: u32, const UNIFORM: u32>(
+pub(super) unsafe extern "C" fn fma8<const CODE: u32, const UNIFORM: u32>(
     dst: *mut u16,
-    x: [*const u16; 3],
-    halves: usize,
-    uniform: [__m256; 3],
+    a: *const u16,
+    b: *const u16,
+    c: *const u16,
+    halves: u32,
 ) {
+    let (x, halves) = ([a, b, c], halves as usize);
+    let uniform =
+        uniform_pairs::<CODE, UNIFORM>(x).map(|u| u.map_or(_mm256_setzero_ps(), |p| broadcast8(p)));
     let m: Mode = mode(CODE);
     debug_assert!(
         halves.is_multiple_of(16),
