@@ -113,12 +113,13 @@ fn interleaved_median_times(runs: usize, fs: &mut [&mut dyn FnMut()]) -> Vec<Dur
         .collect()
 }
 
-/// Launches `kernel` (by `launch`) until its lane-group form runs, as once a user's kernel
-/// is hot (`LaneGroups::WhenHot` compiles it once its launches have run a while), for at
-/// most two seconds: what the speed lines measure.
-fn make_hot(kernel: &Kernel, mut launch: impl FnMut()) {
+/// Launches `kernel` (by `launch`, blocks `block_x` threads wide) until it runs the last
+/// form it may get, as once a user's kernel is hot (`LaneGroups::WhenHot` compiles the
+/// group form once its launches have run a while, and the wide one, where the kernel has
+/// one, after a longer while), for at most two seconds: what the speed lines measure.
+fn make_hot(kernel: &Kernel, block_x: u32, mut launch: impl FnMut()) {
     let start = Instant::now();
-    while !kernel.finish_compiling() && start.elapsed() < Duration::from_secs(2) {
+    while !kernel.settled(block_x) && start.elapsed() < Duration::from_secs(2) {
         launch();
     }
 }
@@ -198,7 +199,7 @@ fn streaming(_opts: &Options) -> Vec<Measurement> {
         (ptxjit_runtime::workers::count() as u32 * 64).min((n as u32).div_ceil(threads));
     let all_blocks = (n as u32).div_ceil(threads);
     let args = [Arg::u32(n as u32), a, Arg::buffer(&x), Arg::buffer(&y)];
-    make_hot(&kernel, || {
+    make_hot(&kernel, threads, || {
         kernel.launch(stride_blocks, threads, &args).expect("axpy")
     });
     let mut src = vec![1u8; bytes];
@@ -631,7 +632,7 @@ fn chain_gflops(
             .launch((threads / 256) as u32, 256, &args)
             .expect("chain")
     };
-    make_hot(&kernel, launch);
+    make_hot(&kernel, 256, launch);
     let mut times = Vec::new();
     for _ in 0..rounds {
         beside();
@@ -690,7 +691,7 @@ fn features(opts: &Options) -> Vec<Measurement> {
     let time = |text: &str, entry: &str, o: &CompileOptions, grid: u32, args: &[Arg]| {
         let m = Module::from_ptx_named("features", text, o).expect("compiles");
         let k = m.kernel(entry).expect("kernel");
-        make_hot(&k, || k.launch(grid, 256, args).expect("launch"));
+        make_hot(&k, 256, || k.launch(grid, 256, args).expect("launch"));
         median_time(3, || k.launch(grid, 256, args).expect("launch")).as_secs_f64()
     };
     let threads: usize = if opts.quick { 1 << 15 } else { 1 << 17 };
@@ -762,7 +763,9 @@ fn interpreter(opts: &Options) -> Vec<Measurement> {
         let kernel = jit.kernel(entry).expect("kernel");
         let interp =
             ptxjit::interp::Interpreter::from_ptx("bench.ptx", text).expect("kernel checks");
-        make_hot(&kernel, || kernel.launch_with(&config, args).expect("jit"));
+        make_hot(&kernel, config.block.x, || {
+            kernel.launch_with(&config, args).expect("jit")
+        });
         let t_jit =
             median_time(3, || kernel.launch_with(&config, args).expect("jit")).as_secs_f64();
         let t_int = median_time(1, || {
@@ -1128,7 +1131,7 @@ fn scaling(opts: &Options) -> Vec<Measurement> {
         cooperative: false,
     };
     let args = [Arg::buffer(&out)];
-    make_hot(&kernel, || {
+    make_hot(&kernel, 64, || {
         kernel.launch_with(&config, &args).expect("launch")
     });
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());

@@ -75,14 +75,16 @@ pub enum LaneGroups {
     /// rest of the launch promises to repay it; the blocks not yet started then switch to
     /// it (the rule: `src/tier.rs`). Two tiers, so a module compiles fast, the kernels that
     /// run much run fast, and a launch that would not repay the second compile never waits
-    /// for it.
+    /// for it. A third for the kernels that `lower::lanes::widens`: groups of 128 lanes, once
+    /// the 64-lane form has run sixteen times as long as their compile is expected to take.
     #[default]
     WhenHot,
     /// Compiled with the module, for blocks of any width (groups of up to 32 lanes).
     Always,
     /// Compiled with the module for launches of blocks this many threads wide in x: groups
-    /// of 64 lanes where it is a multiple of 64 (`lower::lanes::width`). A launch of blocks
-    /// whose width the group's does not divide runs one thread at a time.
+    /// of 64 lanes where it is a multiple of 64, of 128 where it is a multiple of 128 and the
+    /// kernel `widens` (`lower::lanes::width`). A launch of blocks whose width the group's
+    /// does not divide runs one thread at a time.
     AlwaysForBlockX(u32),
 }
 
@@ -107,6 +109,11 @@ pub const GROUP_COMPILE_FLOOR: u32 = 3;
 /// one-thread form's: 0.27–0.98 over the corpus and the compilers' kernels, median 0.6 (the
 /// whole compile's ratio ranges over 3.6–75, its instruction count's over 5–54).
 pub const GROUP_COMPILE_PER_INSTRUCTION: f64 = 0.6;
+
+/// A wide form's compile time (`lower::lanes::WIDE` lanes a group), in multiples of its
+/// kernel's 64-lane form's: the fma chain's 3.9 ms against 2.3 (its vector code is emitted
+/// a vector at a time, twice the vectors), rounded up.
+pub const WIDE_COMPILE_RATIO: f64 = 2.0;
 
 impl Default for CompileOptions {
     fn default() -> CompileOptions {
@@ -403,6 +410,15 @@ pub struct CompiledKernel {
     /// (`None`: the kernel cannot run in lane groups, or the compile failed).
     pub group_compile_started: AtomicBool,
     pub grouped: OnceLock<Option<BlockFn>>,
+    /// The group form's compile time, once compiled by the tier.
+    pub group_compile_time: OnceLock<Duration>,
+    /// Nanoseconds of launches run in the lane-group form so far (`tier::ThirdTier`).
+    pub second_tier_nanos: AtomicU64,
+    /// Set once the wide form's compile (`lower::lanes::WIDE` lanes a group) has started,
+    /// and the form once it is compiled (`None`: the kernel does not `widens`, or the host
+    /// has no group helpers, or the compile failed).
+    pub wide_compile_started: AtomicBool,
+    pub wide: OnceLock<Option<BlockFn>>,
 }
 
 impl CompiledKernel {
@@ -412,6 +428,15 @@ impl CompiledKernel {
     pub fn group_compile_estimate(&self) -> Duration {
         let floor = self.compile_time * GROUP_COMPILE_FLOOR;
         self.group_estimate.get().map_or(floor, |&e| e.max(floor))
+    }
+
+    /// What the wide form is expected to take to compile: [`WIDE_COMPILE_RATIO`] times the
+    /// group form's.
+    pub fn wide_compile_estimate(&self) -> Duration {
+        let group = self.group_compile_time.get().copied();
+        group
+            .unwrap_or_else(|| self.group_compile_estimate())
+            .mul_f64(WIDE_COMPILE_RATIO)
     }
 
     /// The lane-group form's compile time expected from its `group_ir_size` Cranelift
@@ -605,8 +630,14 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
     let all = |_: usize| true;
     let groups = match opts.lane_groups {
         LaneGroups::Off | LaneGroups::WhenHot => None,
-        LaneGroups::Always => Some(None),
-        LaneGroups::AlwaysForBlockX(x) => Some(Some(x)),
+        LaneGroups::Always => Some(Groups {
+            block_x: None,
+            wide: false,
+        }),
+        LaneGroups::AlwaysForBlockX(x) => Some(Groups {
+            block_x: Some(x),
+            wide: true,
+        }),
     };
     let Built {
         jit,
@@ -634,10 +665,18 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
                 static_shared: env.dynamic_shared_offset,
             }
         });
-        // (Known at once when the kernel has no lane-group form.)
+        // (Known at once when the kernel has no lane-group form, or no wide one.)
         let grouped = OnceLock::new();
-        if opts.lane_groups != LaneGroups::WhenHot || !lower::lanes::eligible(f) {
+        let when_hot = opts.lane_groups == LaneGroups::WhenHot && lower::lanes::eligible(f);
+        if !when_hot {
             let _ = grouped.set(None);
+        }
+        let wide = OnceLock::new();
+        let helpers = opts
+            .native_helpers
+            .and_then(crate::native::group_helpers_up_to);
+        if !(when_hot && helpers.is_some() && lower::lanes::widens(f)) {
+            let _ = wide.set(None);
         }
         kernels.insert(
             f.name.clone(),
@@ -652,6 +691,10 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
                 first_tier_nanos: AtomicU64::new(0),
                 group_compile_started: AtomicBool::new(false),
                 grouped,
+                group_compile_time: OnceLock::new(),
+                second_tier_nanos: AtomicU64::new(0),
+                wide_compile_started: AtomicBool::new(false),
+                wide,
             },
         );
     }
@@ -686,20 +729,21 @@ impl CompiledModule {
     }
 
     /// The lane-group form of kernel `function`, compiled now for launches of `block_x`
-    /// threads in x (others of a width it does not divide run the one-thread form); `None`
-    /// if it cannot have one.
+    /// threads in x (others of a width it does not divide run the one-thread form), as wide
+    /// as it allows (`lower::lanes::WIDE`) where `wide`; `None` if it cannot have one.
     pub fn compile_grouped(
         &self,
         module: &checked::Module,
         function: usize,
         block_x: u32,
+        wide: bool,
     ) -> Result<Option<BlockFn>> {
         #[cfg(test)]
         if tests::FAIL_GROUPED.get() {
             panic!("an injected failure of the lane-group compile");
         }
         let Some(Built { jit, ids, .. }) =
-            self.build_grouped(module, function, block_x, Stage::Code)?
+            self.build_grouped(module, function, block_x, wide, Stage::Code)?
         else {
             return Ok(None);
         };
@@ -721,8 +765,10 @@ impl CompiledModule {
         module: &checked::Module,
         function: usize,
         block_x: u32,
+        wide: bool,
     ) -> Result<Option<usize>> {
-        let Some(built) = self.build_grouped(module, function, block_x, Stage::Lowered)? else {
+        let Some(built) = self.build_grouped(module, function, block_x, wide, Stage::Lowered)?
+        else {
             return Ok(None);
         };
         // SAFETY: nothing was defined in it, so no code of it can run.
@@ -731,19 +777,23 @@ impl CompiledModule {
     }
 
     /// [`build`] of the lane-group form of `function` alone, for launches of `block_x`
-    /// threads in x, to `stage`; `None` if it cannot have one.
+    /// threads in x (`wide`: see [`Groups`]), to `stage`; `None` if it cannot have one.
     fn build_grouped(
         &self,
         module: &checked::Module,
         function: usize,
         block_x: u32,
+        wide: bool,
         stage: Stage,
     ) -> Result<Option<Built>> {
         if !lower::lanes::eligible(&module.functions[function]) {
             return Ok(None);
         }
         let only = |fi: usize| fi == function;
-        let groups = Some(Some(block_x));
+        let groups = Some(Groups {
+            block_x: Some(block_x),
+            wide,
+        });
         build(module, &self.env, &self.opts, &only, groups, stage).map(Some)
     }
 }
@@ -776,14 +826,22 @@ enum Stage {
     Code,
 }
 
+/// The lane-group forms a [`build`] compiles: for launches of this `ntid.x`, if known, and
+/// as wide as a kernel allows (`lower::lanes::WIDE`, 128 lanes) where `wide`.
+#[derive(Clone, Copy)]
+struct Groups {
+    block_x: Option<u32>,
+    wide: bool,
+}
+
 /// Compiles the functions `wanted` selects into a new JIT module, with lane groups for the
-/// eligible entries if `lane_groups` is some (for launches of that `ntid.x`, if known).
+/// eligible entries if `lane_groups` is some.
 fn build(
     module: &checked::Module,
     env: &Env,
     opts: &CompileOptions,
     wanted: &dyn Fn(usize) -> bool,
-    lane_groups: Option<Option<u32>>,
+    lane_groups: Option<Groups>,
     stage: Stage,
 ) -> Result<Built> {
     let codegen_err = |function: &str, message: String| Error::Codegen {
@@ -901,7 +959,8 @@ fn build(
             let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
             let options = lower::Options {
                 lane_groups: lane_groups.is_some(),
-                block_x: lane_groups.flatten(),
+                block_x: lane_groups.and_then(|g| g.block_x),
+                wide: lane_groups.is_some_and(|g| g.wide),
                 confine: opts.confine,
                 handover: opts.lane_groups == LaneGroups::WhenHot,
             };

@@ -472,25 +472,34 @@ impl Kernel {
         }
         let static_shared = self.module.compiled.static_shared_bytes;
         let k = &self.module.compiled.kernels[&self.name];
-        let func = k.grouped.get().copied().flatten().unwrap_or(self.func);
+        // The wide form only where its groups divide the blocks (it would run them one
+        // thread at a time).
+        let wide = (config.block.x as usize).is_multiple_of(crate::lower::lanes::WIDE);
+        let wide = k.wide.get().copied().flatten().filter(|_| wide);
+        let func = wide
+            .or(k.grouped.get().copied().flatten())
+            .unwrap_or(self.func);
         // (A test's injected failure is read on the launching thread, not the worker's.)
         #[cfg(test)]
         let fail = jit::tests::FAIL_GROUPED.get();
-        let compile = || {
+        let compile_form = |wide| {
             #[cfg(test)]
             let before = jit::tests::FAIL_GROUPED.replace(fail);
             let m = &self.module;
-            let grouped = crate::tier::compile(
+            let form = crate::tier::compile(
                 &m.compiled,
                 &m.checked,
                 &self.name,
                 self.function,
                 config.block.x,
+                wide,
             );
             #[cfg(test)]
             jit::tests::FAIL_GROUPED.set(before);
-            grouped
+            form
         };
+        let compile = || compile_form(false);
+        let compile_wide = || compile_form(true);
         let size = || {
             let m = &self.module;
             crate::tier::size(
@@ -504,6 +513,15 @@ impl Kernel {
         let blocks = config.grid.count();
         let second_tier =
             crate::tier::SecondTier::new(k, started, blocks, config.block.count(), &compile, &size);
+        let third_tier = second_tier
+            .is_none()
+            .then(|| crate::tier::ThirdTier::new(k, started, config.block.x, &compile_wide))
+            .flatten();
+        let upgrade: Option<&dyn ptxjit_runtime::Upgrade> = match (&second_tier, &third_tier) {
+            (Some(t), _) => Some(t),
+            (None, Some(t)) => Some(t),
+            (None, None) => None,
+        };
         let coop = k.coop.as_ref();
         let after_round = |frames: &mut [u8], ctxs: &[ptxjit_runtime::BlockContext]| {
             coop.expect("only cooperative kernels have rounds")
@@ -527,13 +545,14 @@ impl Kernel {
                 &ptxjit_runtime::LaunchOptions {
                     schedule,
                     timeout: self.timeout.map(|t| t.saturating_sub(started.elapsed())),
-                    upgrade: second_tier
-                        .as_ref()
-                        .map(|t| t as &dyn ptxjit_runtime::Upgrade),
+                    upgrade,
                 },
             )
         };
         if let Some(t) = &second_tier {
+            t.launched(started.elapsed());
+        }
+        if let Some(t) = &third_tier {
             t.launched(started.elapsed());
         }
         let outcome = outcome.map_err(|e| self.launch_error(e.to_string()))?;
@@ -569,10 +588,23 @@ impl Kernel {
         Ok(LaunchConfig { cluster, ..*config })
     }
 
+    /// Whether this kernel's launches of blocks `block_x` threads wide now run the last form
+    /// they may get (with [`LaneGroups::WhenHot`](crate::LaneGroups::WhenHot), a form a later
+    /// tier may still compile is not); waits first if a launch (on another thread) is
+    /// compiling one. For timing launches as they run once the kernel is hot.
+    pub fn settled(&self, block_x: u32) -> bool {
+        let compiled = &self.module.compiled;
+        match compiled.lane_groups() {
+            jit::LaneGroups::WhenHot => {
+                crate::tier::settled(&compiled.kernels[&self.name], block_x)
+            }
+            _ => true,
+        }
+    }
+
     /// Whether this kernel's launches now run in lane groups; waits first if a launch (on
     /// another thread) is compiling that form
-    /// ([`LaneGroups::WhenHot`](crate::LaneGroups::WhenHot)). For timing launches as they
-    /// run once the kernel is hot.
+    /// ([`LaneGroups::WhenHot`](crate::LaneGroups::WhenHot)).
     pub fn finish_compiling(&self) -> bool {
         let compiled = &self.module.compiled;
         match compiled.lane_groups() {
@@ -798,6 +830,74 @@ mod tier_tests {
         launch_and_check(&kernel, 8);
     }
 
+    /// Out\[i\] = the pair of halves from i after 64 fmas: a loop of a group helper's on a
+    /// uniform counter (`lanes::widens`).
+    const CHAIN: &str = ".version 8.0\n.target sm_80\n.address_size 64\n\
+        .visible .entry k(.param .u64 out) {\n.reg .pred %p;\n.reg .b32 %r<8>;\n\
+        .reg .b64 %rd<4>;\nld.param.u64 %rd1, [out];\nmov.u32 %r1, %tid.x;\n\
+        mov.u32 %r2, %ctaid.x;\nmov.u32 %r3, %ntid.x;\nmad.lo.u32 %r1, %r2, %r3, %r1;\n\
+        and.b32 %r4, %r1, 0x03FF03FF;\nor.b32 %r4, %r4, 0x38003800;\nmov.u32 %r5, 0;\n\
+        LOOP:\nfma.rn.f16x2 %r4, %r4, 0x3BFF3BFE, 0x14181419;\nadd.u32 %r5, %r5, 1;\n\
+        setp.lt.u32 %p, %r5, 64;\n@%p bra LOOP;\nmul.wide.u32 %rd2, %r1, 4;\n\
+        add.u64 %rd1, %rd1, %rd2;\nst.global.u32 [%rd1], %r4;\nret;\n}\n";
+
+    /// [`CHAIN`]'s output for `blocks` blocks of `x` threads from `kernel`.
+    fn chain_out(kernel: &Kernel, blocks: u32, x: u32) -> Vec<u32> {
+        let out = DeviceBuffer::zeroed((blocks * x) as usize * 4).unwrap();
+        kernel.launch(blocks, x, &[Arg::buffer(&out)]).unwrap();
+        out.to_vec::<u32>()
+    }
+
+    #[test]
+    fn a_kernel_whose_group_form_has_run_long_enough_gets_the_wide_form_with_the_same_bits() {
+        if !crate::native::available() {
+            return;
+        }
+        let one_thread = CompileOptions {
+            lane_groups: jit::LaneGroups::Off,
+            ..CompileOptions::default()
+        };
+        let reference = Module::from_ptx_named("<tier: wide, reference>", CHAIN, &one_thread)
+            .unwrap()
+            .kernel("k")
+            .unwrap();
+        let module =
+            Module::from_ptx_named("<tier: wide>", CHAIN, &CompileOptions::default()).unwrap();
+        let kernel = module.kernel("k").unwrap();
+        let want = chain_out(&reference, 8, 256);
+        let k = compiled(&kernel);
+        run_long_enough(&kernel);
+        assert_eq!(chain_out(&kernel, 8, 256), want, "to the group form");
+        assert!(kernel.finish_compiling());
+        // Launches of blocks a multiple of 128 may still get the wide form; others not.
+        assert!(!kernel.settled(256));
+        assert!(kernel.settled(64));
+        assert!(k.wide.get().is_none());
+        // A minute in the group form: far more than sixteen times its compile.
+        let minute = std::time::Duration::from_secs(60).as_nanos() as u64;
+        k.second_tier_nanos.store(minute, Ordering::Relaxed);
+        assert_eq!(chain_out(&kernel, 8, 256), want, "to the wide form");
+        assert!(kernel.settled(256));
+        assert!(k.wide.get().unwrap().is_some());
+        assert_eq!(chain_out(&kernel, 8, 256), want, "in the wide form");
+        assert_eq!(chain_out(&kernel, 4, 128), want[..512], "in the wide form");
+        assert_eq!(
+            chain_out(&kernel, 16, 64),
+            want[..1024],
+            "in the group form"
+        );
+    }
+
+    #[test]
+    fn a_kernel_that_does_not_widen_is_settled_in_its_group_form() {
+        let (_m, kernel) = fresh("<tier: not wide>");
+        assert!(compiled(&kernel).wide.get().unwrap().is_none());
+        assert!(!kernel.settled(256));
+        run_long_enough(&kernel);
+        launch_and_check(&kernel, 8);
+        assert!(kernel.settled(256));
+    }
+
     #[test]
     fn a_kernel_due_by_the_floor_is_sized_then_compiled_if_still_due() {
         let (m, kernel) = fresh("<tier: sized>");
@@ -811,7 +911,7 @@ mod tier_tests {
         let size = m
             .inner
             .compiled
-            .grouped_ir_size(&m.inner.checked, k.function, 256)
+            .grouped_ir_size(&m.inner.checked, k.function, 256, false)
             .unwrap()
             .unwrap();
         assert!(size > k.ir_size, "{size} instructions for 64 lanes");
@@ -870,7 +970,7 @@ mod tier_tests {
             let to = module
                 .inner
                 .compiled
-                .compile_grouped(&module.inner.checked, k.function, x)
+                .compile_grouped(&module.inner.checked, k.function, x, false)
                 .unwrap()
                 .unwrap();
             let upgrade = HandOverAt {

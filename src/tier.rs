@@ -1,5 +1,6 @@
-//! The second compile tier of [`LaneGroups::WhenHot`](crate::LaneGroups::WhenHot): when a
-//! kernel's lane-group form is compiled, and how launches switch to it.
+//! The later compile tiers of [`LaneGroups::WhenHot`](crate::LaneGroups::WhenHot): when a
+//! kernel's lane-group form is compiled, and how launches switch to it; and the third, a
+//! wide group form for the kernels that gain by one ([`ThirdTier`]).
 //!
 //! A kernel's launches run its one-thread form until one of them, asking before a block or
 //! within one (below), finds either
@@ -37,6 +38,13 @@
 //! form have independent threads: no barriers, no cooperation). So a single long launch
 //! (`ptxjit run`'s) switches part-way, and a short one never waits for a compile it would
 //! not repay.
+//!
+//! A kernel whose loop calls a group helper and never diverges (`lanes::widens`) gains
+//! 6.5% more from groups of 128 lanes (twice the independent steps a helper's call), whose
+//! compile takes about twice the 64-lane form's: too little a gain to pay that in the
+//! launch that first needs a group form (the bench's tier line measured 1.7–2.1 → 2.2–3.3 ×
+//! the best form with 128 lanes there), so a third tier compiles it once the 64-lane form
+//! has run long enough to have repaid it ([`ThirdTier`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -45,6 +53,7 @@ use ptxjit_runtime::{BlockFn, HANDOVER_ALIGN, Poll, Upgrade};
 
 use crate::frontend::checked;
 use crate::jit::{CompiledKernel, CompiledModule};
+use crate::lower::lanes::WIDE;
 
 /// How much longer than the group form's compile the rest of a launch must promise to run
 /// in the one-thread form for the compile to start at once. With a rest `R`, a compile `C`
@@ -279,7 +288,7 @@ pub(crate) fn size(
 ) -> Duration {
     let kernel = &compiled.kernels[name];
     let lowered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        compiled.grouped_ir_size(checked, function, block_x)
+        compiled.grouped_ir_size(checked, function, block_x, false)
     }));
     match lowered {
         Ok(Ok(Some(n))) => kernel.group_compile_time_for(n),
@@ -288,25 +297,33 @@ pub(crate) fn size(
 }
 
 /// Compiles the lane-group form of kernel `name` (function `function` of `checked`) for
-/// launches of `block_x` threads in x and publishes it for the launches; returns it.
+/// launches of `block_x` threads in x, the wide one where `wide` (see [`ThirdTier`]), and
+/// publishes it for the launches; returns it.
 pub(crate) fn compile(
     compiled: &CompiledModule,
     checked: &checked::Module,
     name: &str,
     function: usize,
     block_x: u32,
+    wide: bool,
 ) -> Option<BlockFn> {
     let start = Instant::now();
-    // The second tier is only faster, never needed: if its compile fails, even by a panic
-    // inside Cranelift (a lowering bug the eager mode's tests should catch), the one-thread
-    // form keeps running the kernel.
-    let grouped = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        compiled.compile_grouped(checked, function, block_x)
+    // The later tiers are only faster, never needed: if a compile fails, even by a panic
+    // inside Cranelift (a lowering bug the eager mode's tests should catch), the form before
+    // keeps running the kernel.
+    let form = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        compiled.compile_grouped(checked, function, block_x, wide)
     }));
     crate::stats::hot_compiled(start);
-    let grouped = grouped.ok().and_then(Result::ok).flatten();
-    let _ = compiled.kernels[name].grouped.set(grouped);
-    grouped
+    let form = form.ok().and_then(Result::ok).flatten();
+    let kernel = &compiled.kernels[name];
+    if wide {
+        let _ = kernel.wide.set(form);
+    } else {
+        let _ = kernel.group_compile_time.set(start.elapsed());
+        let _ = kernel.grouped.set(form);
+    }
+    form
 }
 
 /// Waits until `kernel`'s lane-group compile, if one has started, is done; returns whether
@@ -316,6 +333,104 @@ pub(crate) fn wait(kernel: &CompiledKernel) -> bool {
         kernel.grouped.wait().is_some()
     } else {
         kernel.grouped.get().is_some_and(Option::is_some)
+    }
+}
+
+/// Waits until `kernel`'s compiles in progress are done; returns whether its launches of
+/// `block_x` threads in x now run the last form they may get.
+pub(crate) fn settled(kernel: &CompiledKernel, block_x: u32) -> bool {
+    let grouped = wait(kernel);
+    if kernel.wide_compile_started.load(Ordering::Acquire) {
+        kernel.wide.wait();
+    }
+    let widens = block_x.is_multiple_of(WIDE as u32) && kernel.wide.get().is_none();
+    kernel.grouped.get().is_some() && !(grouped && widens)
+}
+
+/// How much of a kernel's time in the 64-lane form its wide form (`lanes::WIDE`) saves, at
+/// least: the fma chain's 6.5%, rounded down.
+pub const WIDE_GAIN: f64 = 1.0 / 16.0;
+
+/// A launch's way to the wide form of a kernel that runs its 64-lane form, while the wide
+/// form is not decided: a ski rental again, with the rent what the wide form would have
+/// saved. A worker compiles it before a block once the kernel's time in the group form,
+/// this launch's so far included, times [`WIDE_GAIN`] reaches the wide compile's estimate
+/// (`CompiledKernel::wide_compile_estimate`: sixteen times that, about 70 ms of the fma
+/// chain); the others go on, and every block after runs the wide form. A kernel that runs
+/// long gains 6.5% for a compile it has repaid; one that stops sooner has paid at most
+/// twice what knowing its future would have.
+pub(crate) struct ThirdTier<'a> {
+    kernel: &'a CompiledKernel,
+    started: Instant,
+    /// The kernel's time in the group form before this launch.
+    spent: Duration,
+    /// Compiles the wide form (see [`compile`]) and returns it.
+    compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
+}
+
+impl<'a> ThirdTier<'a> {
+    /// For a launch of blocks `block_x` threads wide of `kernel` that started at `started`;
+    /// `None` unless the kernel runs its group form and its wide form is not decided (or
+    /// the launch's blocks are not a multiple of the wide group).
+    pub fn new(
+        kernel: &'a CompiledKernel,
+        started: Instant,
+        block_x: u32,
+        compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
+    ) -> Option<ThirdTier<'a>> {
+        let grouped = kernel.grouped.get().is_some_and(Option::is_some);
+        if !grouped || kernel.wide.get().is_some() || !block_x.is_multiple_of(WIDE as u32) {
+            return None;
+        }
+        let spent = kernel.second_tier_nanos.load(Ordering::Relaxed);
+        Some(ThirdTier {
+            kernel,
+            started,
+            spent: Duration::from_nanos(spent),
+            compile,
+        })
+    }
+
+    /// Counts the launch's `time` as the group form's.
+    pub fn launched(&self, time: Duration) {
+        let nanos = time.as_nanos().min(u64::MAX as u128) as u64;
+        self.kernel
+            .second_tier_nanos
+            .fetch_add(nanos, Ordering::Relaxed);
+    }
+}
+
+/// The rule of [`ThirdTier`]: compile the wide form, expected to take `estimate`, after
+/// `spent` in the group form?
+fn wide_due(estimate: Duration, spent: Duration) -> bool {
+    spent.mul_f64(WIDE_GAIN) >= estimate
+}
+
+impl Upgrade for ThirdTier<'_> {
+    fn block_fn(&self) -> Poll {
+        // (The group form asks nothing within a block.)
+        let stay = Poll::At(u32::MAX);
+        let k = self.kernel;
+        match k.wide.get() {
+            Some(&Some(wide)) => return Poll::HandOver(wide),
+            Some(None) => return stay,
+            None => {}
+        }
+        let spent = self.spent + self.started.elapsed();
+        if k.wide_compile_started.load(Ordering::Relaxed)
+            || !wide_due(k.wide_compile_estimate(), spent)
+            || k.wide_compile_started.swap(true, Ordering::AcqRel)
+        {
+            return stay;
+        }
+        match (self.compile)() {
+            Some(wide) => Poll::HandOver(wide),
+            None => stay,
+        }
+    }
+
+    fn poll(&self, _done: u32) -> Poll {
+        Poll::At(u32::MAX)
     }
 }
 
@@ -330,6 +445,12 @@ mod tests {
         assert!(!due(4 * MS, 3 * MS, None));
         assert!(due(4 * MS, 4 * MS, None));
         assert!(due(4 * MS, 5 * MS, Some(Duration::ZERO)));
+    }
+
+    #[test]
+    fn a_wide_form_is_compiled_once_the_group_form_has_run_sixteen_times_its_compile() {
+        assert!(!wide_due(4 * MS, 63 * MS));
+        assert!(wide_due(4 * MS, 64 * MS));
     }
 
     #[test]

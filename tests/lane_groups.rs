@@ -242,6 +242,32 @@ fn half_arithmetic_of_a_group_matches_one_thread_at_a_time() {
 }
 
 #[test]
+fn a_loop_of_group_helper_calls_that_never_diverges_runs_128_lanes_a_group_alike() {
+    // A loop on a uniform counter of half instructions (the helpers: `lanes::widens`), with
+    // a uniform branch inside, a per-lane guarded instruction and integer work; compiled for
+    // blocks of 256 (groups of 128 lanes), run with blocks of 256, 384 and 128 (128 lanes),
+    // and of 192 and 64 (the group form's one-thread code).
+    let ptx = kernel(
+        "mul.lo.u32 %r5, %r4, 0x00410043;\nxor.b32 %r5, %r5, 0x3C003800;\nmov.b32 %r6, 0x3C013BFF;\n\
+         cvt.u16.u32 %rs1, %r4;\nor.b16 %rs1, %rs1, 0x3800;\nmov.b16 %rs3, 0x3BFF;\n\
+         and.b32 %r10, %r4, 3;\nsetp.eq.u32 %p2, %r10, 0;\nmov.u32 %r7, 0;\n\
+         LOOP:\nfma.rn.f16x2 %r5, %r5, %r6, %r5;\nfma.rn.relu.bf16x2 %r8, %r5, %r6, %r5;\n\
+         fma.rn.ftz.f16 %rs1, %rs1, %rs3, %rs1;\n@%p2 add.u32 %r8, %r8, %r4;\n\
+         and.b32 %r11, %r7, 1;\nsetp.eq.u32 %p3, %r11, 1;\n@%p3 bra SKIP;\n\
+         add.rn.ftz.f16x2 %r5, %r5, %r8;\nSKIP:\nadd.u32 %r7, %r7, 1;\n\
+         setp.lt.u32 %p1, %r7, %r9;\n@%p1 bra LOOP;\ncvt.u32.u16 %r10, %rs1;\n\
+         xor.b32 %r8, %r8, %r5;\nxor.b32 %r8, %r8, %r10;\nst.global.u32 [%rd3], %r8;\nret;",
+    )
+    .replace(".reg .b64 %rd<4>;", ".reg .b64 %rd<4>;\n.reg .b16 %rs<4>;");
+    for x in [256, 384, 128, 192, 64] {
+        let off = run(&ptx, LaneGroups::Off, 6, [x, 1, 1], 7);
+        let wide = run(&ptx, LaneGroups::AlwaysForBlockX(256), 6, [x, 1, 1], 7);
+        assert_eq!(wide, off, "blocks of {x}");
+        assert!(off.iter().any(|&v| v != 0));
+    }
+}
+
+#[test]
 fn a_register_that_group_helpers_keep_in_memory_has_each_lanes_value() {
     // %r5 is mostly read and written by half instructions in a loop, so the group code keeps
     // it in memory for the helpers (`lanes::homes`); integer instructions read it before and

@@ -48,19 +48,27 @@ use crate::frontend::scopes::MAX_REGISTERS;
 /// compile quickly.
 const FEW_LANE_BY_LANE: usize = 8;
 
-/// The widest group: a divergence mask is one `i64`.
+/// The widest group that may diverge: a divergence mask is one `i64`.
 pub const WIDEST: usize = 64;
+
+/// The group of a kernel that [`widens`], where asked for (`Options::wide`).
+pub const WIDE: usize = 128;
 
 /// Threads per group for `f`: 16, 32, or [`WIDEST`] when the form is compiled for launches
 /// whose `ntid.x` (`block_x`) is a multiple of it (others run the one-thread form; a form
-/// compiled without a launch stays at 32). A predicate is one `i8x16` per 16 lanes; a
-/// 32-bit register is four `i32x4` per 16 lanes.
-pub fn width(f: &Function, block_x: Option<u32>) -> usize {
-    width_given(f, &uniform_registers(f), block_x)
+/// compiled without a launch stays at 32), or [`WIDE`] where `wide` asks for it, the
+/// launch allows and `f` [`widens`]. A predicate is one `i8x16` per 16 lanes; a 32-bit
+/// register is four `i32x4` per 16 lanes.
+pub fn width(f: &Function, block_x: Option<u32>, wide: bool) -> usize {
+    width_given(f, &uniform_registers(f), block_x, wide)
 }
 
 /// [`width`], with `f`'s [`uniform_registers`] already found.
-fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>) -> usize {
+fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>, wide: bool) -> usize {
+    let allows = |lanes: usize| {
+        block_x.is_some_and(|x| (x as usize).is_multiple_of(lanes))
+            && f.regs.len() * lanes <= MAX_REGISTERS
+    };
     let lane_by_lane = f
         .body
         .iter()
@@ -73,12 +81,46 @@ fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>) -> usize {
         .count();
     if lane_by_lane > FEW_LANE_BY_LANE {
         16
-    } else if block_x.is_some_and(|x| (x as usize).is_multiple_of(WIDEST))
-        && f.regs.len() * WIDEST <= MAX_REGISTERS
-    {
+    } else if wide && allows(WIDE) && widens_given(f, uniform) {
+        WIDE
+    } else if allows(WIDEST) {
         WIDEST
     } else {
         32
+    }
+}
+
+/// Whether `f`'s groups may be [`WIDE`], and gain by it: no branch or exit of it can
+/// diverge (a divergence mask holds [`WIDEST`] lanes), and a loop of it calls a group helper
+/// (`simd`), whose call then has twice the independent 16-half steps: the fma chain's
+/// helper is bound by a step's latency, the conversions', more than by its throughput
+/// (128 halves a call 1.68 ns a step, 256 1.50, in a C model of its loop; the chain 6.5%
+/// faster, with AVX2 too). Its group form compiles about 1.7 times as long, so the tier
+/// compiles it only for a kernel that has run long in the 64-lane form (`tier`).
+pub fn widens(f: &Function) -> bool {
+    widens_given(f, &uniform_registers(f))
+}
+
+/// [`widens`], with `f`'s [`uniform_registers`] already found.
+fn widens_given(f: &Function, uniform: &[bool]) -> bool {
+    let body = f.body.as_deref().unwrap_or(&[]);
+    let in_loop = loop_positions(f);
+    body.iter()
+        .all(|i| !is_guarded_exit(i) || i.guard.is_some_and(|g| uniform[g.reg as usize]))
+        && body
+            .iter()
+            .zip(&in_loop)
+            .any(|(i, &l)| l && by_group_helper(i))
+}
+
+/// Whether `inst` is a half `add sub mul fma` that a group helper does (where the host has
+/// the helpers: `Callees::group_helpers`).
+fn by_group_helper(inst: &checked::Inst) -> bool {
+    match inst.op {
+        Op::Float { op, ty, mods } if inst.guard.is_none() && ty.is_half() => {
+            crate::native::code(op, mods, ty).is_some()
+        }
+        _ => false,
     }
 }
 
@@ -108,7 +150,7 @@ const FRAMES: i32 = 32;
 /// lane for each would fit the register bound of one function (see `MAX_REGISTERS`).
 pub fn eligible(f: &Function) -> bool {
     f.kind == FunctionKind::Entry
-        && f.regs.len() * width(f, None) <= MAX_REGISTERS
+        && f.regs.len() * width(f, None, false) <= MAX_REGISTERS
         && f.regs.iter().all(|r| vector_of(r.ty.ir_type()).is_some())
         && !super::sync::is_cooperative(f)
         && f.vars.iter().all(|v| v.space == StateSpace::Shared)
@@ -244,12 +286,7 @@ fn homes(
     in_loop: &[bool],
 ) -> Vec<bool> {
     let body = f.body.as_deref().unwrap_or(&[]);
-    let by_helper = |inst: &checked::Inst| match inst.op {
-        Op::Float { op, ty, mods } if inst.guard.is_none() && ty.is_half() => {
-            group_helpers && crate::native::code(op, mods, ty).is_some()
-        }
-        _ => false,
-    };
+    let by_helper = |inst: &checked::Inst| group_helpers && by_group_helper(inst);
     let (mut helper_uses, mut other_uses) = (vec![0; f.regs.len()], vec![0; f.regs.len()]);
     for (pos, inst) in body.iter().enumerate() {
         let weight = if in_loop[pos] { IN_LOOP_WEIGHT } else { 1 };
@@ -371,9 +408,10 @@ impl Lanes {
         scalar: &HashMap<usize, Block>,
         group_helpers: bool,
         block_x: Option<u32>,
+        wide: bool,
     ) -> Lanes {
         let uniform = uniform_registers(f);
-        let width = width_given(f, &uniform, block_x);
+        let width = width_given(f, &uniform, block_x, wide && group_helpers);
         let scalars = f
             .regs
             .iter()
@@ -1174,13 +1212,18 @@ mod tests {
 
     /// [`super::width`] of a kernel of `body`, for launches of `block_x` threads in x.
     fn width_for(body: &str, block_x: Option<u32>) -> usize {
+        wide_width_for(body, block_x, false)
+    }
+
+    /// [`width_for`], the form asked to be as wide as the kernel allows where `wide`.
+    fn wide_width_for(body: &str, block_x: Option<u32>, wide: bool) -> usize {
         let text = format!(
             ".version 8.0\n.target sm_90\n.address_size 64\n\
              .visible .entry k(.param .u64 p)\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
-             mov.u32 %r1, %tid.x;\n{body}\nret;\n}}\n"
+             .reg .pred %p;\nmov.u32 %r1, %tid.x;\n{body}\nret;\n}}\n"
         );
         let m = crate::kernel::check_ptx("t.ptx", &text).expect("valid");
-        super::width(&m.functions[0], block_x)
+        super::width(&m.functions[0], block_x, wide)
     }
 
     /// Which of `%r1`..`%r3` ([`super::homes`]) are kept in memory, with every group helper.
@@ -1263,6 +1306,27 @@ mod tests {
         // Many lane-by-lane instructions keep 16, whatever the launch.
         let many = "cvt.u64.u32 %rd1, %r1;\n".repeat(super::FEW_LANE_BY_LANE + 1);
         assert_eq!(width_for(&many, Some(256)), 16);
+    }
+
+    #[test]
+    fn a_kernel_whose_loop_calls_a_group_helper_and_never_diverges_may_run_128_lanes() {
+        // A loop on a uniform counter: the lanes always agree.
+        let chain = "mov.u32 %r3, 0;\nLOOP:\nfma.rn.f16x2 %r2, %r2, %r2, %r2;\n\
+                     add.u32 %r3, %r3, 1;\nsetp.lt.u32 %p, %r3, 9;\n@%p bra LOOP;";
+        assert_eq!(wide_width_for(chain, Some(256), true), 128);
+        assert_eq!(wide_width_for(chain, Some(128), true), 128);
+        // Not asked, or blocks not a multiple of 128: 64.
+        assert_eq!(wide_width_for(chain, Some(256), false), 64);
+        assert_eq!(wide_width_for(chain, Some(192), true), 64);
+        // A branch on a varying value may diverge (a mask holds 64 lanes).
+        let varying = chain.replace("%p, %r3, 9", "%p, %r1, 9");
+        assert_eq!(wide_width_for(&varying, Some(256), true), 64);
+        // A loop without a group helper gains nothing.
+        let plain = chain.replace("fma.rn.f16x2 %r2, %r2, %r2, %r2", "add.u32 %r2, %r2, 1");
+        assert_eq!(wide_width_for(&plain, Some(256), true), 64);
+        // Nor does a group helper outside a loop.
+        let once = "fma.rn.f16x2 %r2, %r2, %r2, %r2;";
+        assert_eq!(wide_width_for(once, Some(256), true), 64);
     }
 
     #[test]

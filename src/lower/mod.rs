@@ -89,6 +89,8 @@ pub struct Options {
     /// The `ntid.x` of the launch that the lane-group form is compiled for, if one is
     /// (`lanes::width`: the widest groups need blocks a multiple of them).
     pub block_x: Option<u32>,
+    /// The lane-group form may be `lanes::WIDE` (where the kernel `lanes::widens`).
+    pub wide: bool,
     /// Every computed address is checked (`confine`).
     pub confine: bool,
     /// The one-thread form of a kernel that has a lane-group form asks now and then whether
@@ -456,6 +458,7 @@ impl<'a, 'b> Translator<'a, 'b> {
                 &label_blocks,
                 callees.group_helpers.is_some(),
                 options.block_x,
+                options.wide,
             ));
         }
         let body_start = *label_blocks.entry(0).or_insert_with(|| t.b.create_block());
