@@ -131,10 +131,7 @@ impl<'a> SecondTier<'a> {
     /// Counts the launch's `time` as the one-thread form's (blocks that ran the group form
     /// count too: it is decided then, and the count no longer matters).
     pub fn launched(&self, time: Duration) {
-        let nanos = time.as_nanos().min(u64::MAX as u128) as u64;
-        self.kernel
-            .first_tier_nanos
-            .fetch_add(nanos, Ordering::Relaxed);
+        add_nanos(&self.kernel.first_tier_nanos, time);
     }
 
     /// The rest of the launch in the one-thread form, at the asking worker's fastest pace so
@@ -393,11 +390,14 @@ impl<'a> ThirdTier<'a> {
 
     /// Counts the launch's `time` as the group form's.
     pub fn launched(&self, time: Duration) {
-        let nanos = time.as_nanos().min(u64::MAX as u128) as u64;
-        self.kernel
-            .second_tier_nanos
-            .fetch_add(nanos, Ordering::Relaxed);
+        add_nanos(&self.kernel.second_tier_nanos, time);
     }
+}
+
+/// Adds `time` to a count of nanoseconds.
+fn add_nanos(count: &AtomicU64, time: Duration) {
+    let nanos = time.as_nanos().min(u64::MAX as u128) as u64;
+    count.fetch_add(nanos, Ordering::Relaxed);
 }
 
 /// The rule of [`ThirdTier`]: compile the wide form, expected to take `estimate`, after
