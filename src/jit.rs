@@ -887,14 +887,13 @@ fn build(
     jb.memory_provider(Box::new(memory));
     let mut helper_list = helpers();
     if opts.native_helpers.is_some() && crate::native::available() {
-        let ty = |s: crate::native::Slot| match s {
-            crate::native::Slot::I32 => types::I32,
-            crate::native::Slot::Pointer => types::I64,
-        };
-        for (name, addr, args, results) in crate::native::symbols() {
-            let args = args.into_iter().map(ty).collect();
-            helper_list.push((name, addr, args, results.into_iter().map(ty).collect()));
-        }
+        let (i32s, i32) = (vec![types::I32; 4], vec![types::I32]);
+        helper_list.push((
+            crate::native::SYMBOL,
+            crate::native::pair_helper(),
+            i32s,
+            i32,
+        ));
     }
     for (name, addr, _, _) in &helper_list {
         jb.symbol(*name, *addr);

@@ -100,13 +100,6 @@ pub fn code(op: FloatOp, mods: FloatMods, ty: crate::types::PtxType) -> Option<u
     )
 }
 
-/// An argument or result of a helper.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Slot {
-    I32,
-    Pointer,
-}
-
 /// How many operation codes there are: 4 operations × `.ftz .sat .relu` × f16/bf16.
 pub const CODES: usize = 64;
 
@@ -126,14 +119,9 @@ pub fn widest() -> Option<Isa> {
     group_helpers().first().map(|g| g.isa)
 }
 
-/// (name, address, arguments, results) for the JIT's symbol table: the one-pair helper.
-pub fn symbols() -> Vec<(&'static str, *const u8, Vec<Slot>, Vec<Slot>)> {
-    vec![(
-        SYMBOL,
-        f16_arith as *const u8,
-        vec![Slot::I32; 4],
-        vec![Slot::I32],
-    )]
+/// The address of the one-pair helper, [`SYMBOL`]: `(a, b, c, code: u32) -> u32`.
+pub fn pair_helper() -> *const u8 {
+    f16_arith as *const u8
 }
 
 #[cfg(target_arch = "x86_64")]
