@@ -244,7 +244,8 @@ fn half_arithmetic_of_a_group_matches_one_thread_at_a_time() {
 #[test]
 fn a_loop_of_group_helper_calls_that_never_diverges_runs_128_lanes_a_group_alike() {
     // A loop on a uniform counter of half instructions (the helpers: `lanes::widens`), with
-    // a uniform branch inside, a per-lane guarded instruction and integer work; compiled for
+    // a uniform branch inside, a per-lane guarded instruction, a store and a load of each
+    // lane's own element (128 lanes' range checked at once) and integer work; compiled for
     // blocks of 256 (groups of 128 lanes), run with blocks of 256, 384 and 128 (128 lanes),
     // and of 192 and 64 (the group form's one-thread code).
     let ptx = kernel(
@@ -254,7 +255,8 @@ fn a_loop_of_group_helper_calls_that_never_diverges_runs_128_lanes_a_group_alike
          LOOP:\nfma.rn.f16x2 %r5, %r5, %r6, %r5;\nfma.rn.relu.bf16x2 %r8, %r5, %r6, %r5;\n\
          fma.rn.ftz.f16 %rs1, %rs1, %rs3, %rs1;\n@%p2 add.u32 %r8, %r8, %r4;\n\
          and.b32 %r11, %r7, 1;\nsetp.eq.u32 %p3, %r11, 1;\n@%p3 bra SKIP;\n\
-         add.rn.ftz.f16x2 %r5, %r5, %r8;\nSKIP:\nadd.u32 %r7, %r7, 1;\n\
+         add.rn.ftz.f16x2 %r5, %r5, %r8;\nSKIP:\nst.global.u32 [%rd3], %r8;\n\
+         ld.global.u32 %r12, [%rd3];\nxor.b32 %r5, %r5, %r12;\nadd.u32 %r7, %r7, 1;\n\
          setp.lt.u32 %p1, %r7, %r9;\n@%p1 bra LOOP;\ncvt.u32.u16 %r10, %rs1;\n\
          xor.b32 %r8, %r8, %r5;\nxor.b32 %r8, %r8, %r10;\nst.global.u32 [%rd3], %r8;\nret;",
     )
