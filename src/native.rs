@@ -590,7 +590,7 @@ mod x86 {
     }
 }
 
-/// A group helper, `helper(dst, a, b, c, halves)`: [`f16_arith`]'s operation on `halves`
+/// A group helper, `helper(dst, a, b, c, halves)`: its operation code's ([`code`]) on `halves`
 /// halves (a multiple of 16) at `a`, `b`, `c` (16-byte aligned), written to `dst`; a source
 /// the instance has as uniform is not a pointer but one 32-bit value (a pair of halves,
 /// zero-extended) that every pair of halves has: passed in a register, where a store and a
@@ -602,7 +602,7 @@ mod x86 {
 pub type GroupHelper = unsafe extern "C" fn(*mut u16, *const u16, *const u16, *const u16, u32);
 
 /// One implementation of the group helper: its instruction set and its function for each
-/// operation code (by [`index`]) and set of uniform sources (bit k: source k).
+/// operation code ([`code`]) and set of uniform sources (bit k: source k).
 pub struct GroupHelpers {
     pub isa: Isa,
     table: Vec<[GroupHelper; 8]>,
