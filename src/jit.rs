@@ -19,6 +19,7 @@ use crate::error::{Diagnostic, Error, Result};
 use crate::frontend::ast::{FunctionKind, StateSpace};
 use crate::frontend::{calls, checked};
 use crate::lower::{self, Callees, Env, Translator};
+use crate::tier::TierForm;
 
 /// How hard Cranelift optimizes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -406,19 +407,15 @@ pub struct CompiledKernel {
     pub group_sizing_started: AtomicBool,
     /// Nanoseconds of launches run in the one-thread form so far (`LaneGroups::WhenHot`).
     pub first_tier_nanos: AtomicU64,
-    /// Set once the lane-group form's compile has started, and the form once it is compiled
-    /// (`None`: the kernel cannot run in lane groups, or the compile failed).
-    pub group_compile_started: AtomicBool,
-    pub grouped: OnceLock<Option<BlockFn>>,
+    /// The lane-group form (`tier`; none where the kernel cannot run in lane groups).
+    pub grouped: TierForm,
     /// The group form's compile time, once compiled by the tier.
     pub group_compile_time: OnceLock<Duration>,
     /// Nanoseconds of launches run in the lane-group form so far (`tier::ThirdTier`).
     pub second_tier_nanos: AtomicU64,
-    /// Set once the wide form's compile (`lower::lanes::WIDE` lanes a group) has started,
-    /// and the form once it is compiled (`None`: the kernel does not `widens`, or the host
-    /// has no group helpers, or the compile failed).
-    pub wide_compile_started: AtomicBool,
-    pub wide: OnceLock<Option<BlockFn>>,
+    /// The wide form (`lower::lanes::WIDE` lanes a group; none where the kernel does not
+    /// `widens` or the host has no group helpers).
+    pub wide: TierForm,
 }
 
 impl CompiledKernel {
@@ -666,18 +663,20 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
             }
         });
         // (Known at once when the kernel has no lane-group form, or no wide one.)
-        let grouped = OnceLock::new();
         let when_hot = opts.lane_groups == LaneGroups::WhenHot && lower::lanes::eligible(f);
-        if !when_hot {
-            let _ = grouped.set(None);
-        }
-        let wide = OnceLock::new();
+        let grouped = if when_hot {
+            TierForm::default()
+        } else {
+            TierForm::none()
+        };
         let helpers = opts
             .native_helpers
             .and_then(crate::native::group_helpers_up_to);
-        if !(when_hot && helpers.is_some() && lower::lanes::widens(f)) {
-            let _ = wide.set(None);
-        }
+        let wide = if when_hot && helpers.is_some() && lower::lanes::widens(f) {
+            TierForm::default()
+        } else {
+            TierForm::none()
+        };
         kernels.insert(
             f.name.clone(),
             CompiledKernel {
@@ -689,11 +688,9 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
                 group_estimate: OnceLock::new(),
                 group_sizing_started: AtomicBool::new(false),
                 first_tier_nanos: AtomicU64::new(0),
-                group_compile_started: AtomicBool::new(false),
                 grouped,
                 group_compile_time: OnceLock::new(),
                 second_tier_nanos: AtomicU64::new(0),
-                wide_compile_started: AtomicBool::new(false),
                 wide,
             },
         );

@@ -475,10 +475,8 @@ impl Kernel {
         // The wide form only where its groups divide the blocks (it would run them one
         // thread at a time).
         let wide = (config.block.x as usize).is_multiple_of(crate::lower::lanes::WIDE);
-        let wide = k.wide.get().copied().flatten().filter(|_| wide);
-        let func = wide
-            .or(k.grouped.get().copied().flatten())
-            .unwrap_or(self.func);
+        let wide = k.wide.ready().filter(|_| wide);
+        let func = wide.or(k.grouped.ready()).unwrap_or(self.func);
         // (A test's injected failure is read on the launching thread, not the worker's.)
         #[cfg(test)]
         let fail = jit::tests::FAIL_GROUPED.get();
@@ -808,7 +806,7 @@ mod tier_tests {
                 break;
             }
             assert!(
-                !k.group_compile_started.load(Ordering::Relaxed),
+                !k.grouped.started(),
                 "launch {launch} compiled after {before} ns of {estimate}"
             );
             assert!(!kernel.finish_compiling());
@@ -826,7 +824,7 @@ mod tier_tests {
         // The first block's worker compiles it, and runs it with the blocks after.
         launch_and_check(&kernel, 8);
         assert!(kernel.finish_compiling());
-        assert!(compiled(&kernel).grouped.get().unwrap().is_some());
+        assert!(compiled(&kernel).grouped.ready().is_some());
         launch_and_check(&kernel, 8);
     }
 
@@ -872,13 +870,13 @@ mod tier_tests {
         // Launches of blocks a multiple of 128 may still get the wide form; others not.
         assert!(!kernel.settled(256));
         assert!(kernel.settled(64));
-        assert!(k.wide.get().is_none());
+        assert!(!k.wide.decided());
         // A minute in the group form: far more than sixteen times its compile.
         let minute = std::time::Duration::from_secs(60).as_nanos() as u64;
         k.second_tier_nanos.store(minute, Ordering::Relaxed);
         assert_eq!(chain_out(&kernel, 8, 256), want, "to the wide form");
         assert!(kernel.settled(256));
-        assert!(k.wide.get().unwrap().is_some());
+        assert!(k.wide.ready().is_some());
         assert_eq!(chain_out(&kernel, 8, 256), want, "in the wide form");
         assert_eq!(chain_out(&kernel, 4, 128), want[..512], "in the wide form");
         assert_eq!(
@@ -891,7 +889,8 @@ mod tier_tests {
     #[test]
     fn a_kernel_that_does_not_widen_is_settled_in_its_group_form() {
         let (_m, kernel) = fresh("<tier: not wide>");
-        assert!(compiled(&kernel).wide.get().unwrap().is_none());
+        let wide = &compiled(&kernel).wide;
+        assert!(wide.decided() && wide.ready().is_none());
         assert!(!kernel.settled(256));
         run_long_enough(&kernel);
         launch_and_check(&kernel, 8);
@@ -1025,9 +1024,11 @@ mod tier_tests {
         launch_and_check(&kernel, 8);
         jit::tests::FAIL_GROUPED.set(false);
         assert!(!kernel.finish_compiling());
-        assert!(compiled(&kernel).grouped.get().unwrap().is_none());
+        let grouped = &compiled(&kernel).grouped;
+        assert!(grouped.decided() && grouped.ready().is_none());
         // Not retried: the one-thread form runs on.
         launch_and_check(&kernel, 8);
-        assert!(compiled(&kernel).grouped.get().unwrap().is_none());
+        let grouped = &compiled(&kernel).grouped;
+        assert!(grouped.decided() && grouped.ready().is_none());
     }
 }

@@ -46,7 +46,8 @@
 //! the best form with 128 lanes there), so a third tier compiles it once the 64-lane form
 //! has run long enough to have repaid it ([`ThirdTier`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use ptxjit_runtime::{BlockFn, HANDOVER_ALIGN, Poll, Upgrade};
@@ -68,6 +69,66 @@ pub const PAYBACK: f64 = 1.5;
 /// 50–100 ns (a clock read, a few atomics), so about 0.5% of a block's time, while a ready
 /// group form waits at most this long for a block to hand over.
 pub const POLL_GAP: Duration = Duration::from_micros(20);
+
+/// A later tier's form of a kernel (the group form, the wide one): whether a worker has
+/// started its compile, and the form once decided (`None`: the kernel has none, or its
+/// compile failed).
+#[derive(Default)]
+pub struct TierForm {
+    started: AtomicBool,
+    form: OnceLock<Option<BlockFn>>,
+}
+
+impl TierForm {
+    /// A form the kernel will never have.
+    pub fn none() -> TierForm {
+        let form = TierForm::default();
+        let _ = form.form.set(None);
+        form
+    }
+
+    /// Whether the form is decided (compiled, or known not to come).
+    pub fn decided(&self) -> bool {
+        self.form.get().is_some()
+    }
+
+    /// The form, if compiled.
+    pub fn ready(&self) -> Option<BlockFn> {
+        self.form.get().copied().flatten()
+    }
+
+    /// Whether a worker has started its compile.
+    pub fn started(&self) -> bool {
+        self.started.load(Ordering::Relaxed)
+    }
+
+    /// Waits until its compile, if one has started, is done; returns the form if compiled.
+    fn wait(&self) -> Option<BlockFn> {
+        if self.started.load(Ordering::Acquire) {
+            *self.form.wait()
+        } else {
+            self.ready()
+        }
+    }
+
+    /// What a block asks of a decided form: run it, or stay with the one it has for good.
+    fn poll(&self) -> Option<Poll> {
+        self.form.get().map(|f| match *f {
+            Some(form) => Poll::HandOver(form),
+            None => Poll::At(u32::MAX),
+        })
+    }
+
+    /// Compiles it by `compile` (which decides it) unless another worker has started to
+    /// (then `meanwhile`): the form to run, or, where the compile failed, the form the block
+    /// has, for good.
+    fn compile_once(&self, compile: &dyn Fn() -> Option<BlockFn>, meanwhile: Poll) -> Poll {
+        if self.started.swap(true, Ordering::AcqRel) {
+            return meanwhile;
+        }
+        compile().map_or(Poll::At(u32::MAX), Poll::HandOver)
+    }
+}
 
 /// A launch's way to the lane-group form of its kernel, while that form is not decided.
 pub(crate) struct SecondTier<'a> {
@@ -102,7 +163,7 @@ impl<'a> SecondTier<'a> {
         compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
         size: &'a (dyn Fn() -> Duration + Sync),
     ) -> Option<SecondTier<'a>> {
-        if kernel.grouped.get().is_some() {
+        if kernel.grouped.decided() {
             return None;
         }
         let workers = ptxjit_runtime::workers::count();
@@ -169,13 +230,11 @@ impl<'a> SecondTier<'a> {
     fn ask(&self, done: Option<u64>) -> Poll {
         let k = self.kernel;
         let again = Poll::At((done.unwrap_or(0) as u32).saturating_add(self.poll_interval()));
-        match k.grouped.get() {
-            Some(&Some(grouped)) => return Poll::HandOver(grouped),
-            Some(None) => return Poll::At(u32::MAX),
-            None => {}
+        if let Some(decided) = k.grouped.poll() {
+            return decided;
         }
         // (Once started, no clock: another worker is compiling.)
-        if k.group_compile_started.load(Ordering::Relaxed) {
+        if k.grouped.started() {
             return again;
         }
         let rest = self.rest(done);
@@ -196,13 +255,7 @@ impl<'a> SecondTier<'a> {
                 return again;
             }
         }
-        if k.group_compile_started.swap(true, Ordering::AcqRel) {
-            return again;
-        }
-        match (self.compile)() {
-            Some(grouped) => Poll::HandOver(grouped),
-            None => Poll::At(u32::MAX),
-        }
+        k.grouped.compile_once(self.compile, again)
     }
 
     /// Threads between two polls of a block, at the fastest pace seen ([`poll_interval`]).
@@ -315,10 +368,10 @@ pub(crate) fn compile(
     let form = form.ok().and_then(Result::ok).flatten();
     let kernel = &compiled.kernels[name];
     if wide {
-        let _ = kernel.wide.set(form);
+        let _ = kernel.wide.form.set(form);
     } else {
         let _ = kernel.group_compile_time.set(start.elapsed());
-        let _ = kernel.grouped.set(form);
+        let _ = kernel.grouped.form.set(form);
     }
     form
 }
@@ -326,22 +379,16 @@ pub(crate) fn compile(
 /// Waits until `kernel`'s lane-group compile, if one has started, is done; returns whether
 /// the kernel now runs its lane-group form.
 pub(crate) fn wait(kernel: &CompiledKernel) -> bool {
-    if kernel.group_compile_started.load(Ordering::Acquire) {
-        kernel.grouped.wait().is_some()
-    } else {
-        kernel.grouped.get().is_some_and(Option::is_some)
-    }
+    kernel.grouped.wait().is_some()
 }
 
 /// Waits until `kernel`'s compiles in progress are done; returns whether its launches of
 /// `block_x` threads in x now run the last form they may get.
 pub(crate) fn settled(kernel: &CompiledKernel, block_x: u32) -> bool {
     let grouped = wait(kernel);
-    if kernel.wide_compile_started.load(Ordering::Acquire) {
-        kernel.wide.wait();
-    }
-    let widens = block_x.is_multiple_of(WIDE as u32) && kernel.wide.get().is_none();
-    kernel.grouped.get().is_some() && !(grouped && widens)
+    kernel.wide.wait();
+    let widens = block_x.is_multiple_of(WIDE as u32) && !kernel.wide.decided();
+    kernel.grouped.decided() && !(grouped && widens)
 }
 
 /// How much of a kernel's time in the 64-lane form its wide form (`lanes::WIDE`) saves, at
@@ -375,8 +422,8 @@ impl<'a> ThirdTier<'a> {
         block_x: u32,
         compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
     ) -> Option<ThirdTier<'a>> {
-        let grouped = kernel.grouped.get().is_some_and(Option::is_some);
-        if !grouped || kernel.wide.get().is_some() || !block_x.is_multiple_of(WIDE as u32) {
+        let grouped = kernel.grouped.ready().is_some();
+        if !grouped || kernel.wide.decided() || !block_x.is_multiple_of(WIDE as u32) {
             return None;
         }
         let spent = kernel.second_tier_nanos.load(Ordering::Relaxed);
@@ -411,22 +458,14 @@ impl Upgrade for ThirdTier<'_> {
         // (The group form asks nothing within a block.)
         let stay = Poll::At(u32::MAX);
         let k = self.kernel;
-        match k.wide.get() {
-            Some(&Some(wide)) => return Poll::HandOver(wide),
-            Some(None) => return stay,
-            None => {}
+        if let Some(decided) = k.wide.poll() {
+            return decided;
         }
         let spent = self.spent + self.started.elapsed();
-        if k.wide_compile_started.load(Ordering::Relaxed)
-            || !wide_due(k.wide_compile_estimate(), spent)
-            || k.wide_compile_started.swap(true, Ordering::AcqRel)
-        {
+        if k.wide.started() || !wide_due(k.wide_compile_estimate(), spent) {
             return stay;
         }
-        match (self.compile)() {
-            Some(wide) => Poll::HandOver(wide),
-            None => stay,
-        }
+        k.wide.compile_once(self.compile, stay)
     }
 
     fn poll(&self, _done: u32) -> Poll {
