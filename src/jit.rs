@@ -951,6 +951,20 @@ fn build(
         jit.clear_context(&mut ctx);
         ctx.func.signature = lower::signature(f, call_conv);
         let lower_start = Instant::now();
+        // The lane-group form computes on the kernel's registers split into webs (where
+        // the split leaves it a group form: more registers may not fit).
+        let webs;
+        let f = match lane_groups {
+            Some(_) if lower::lanes::eligible(f) => {
+                webs = lower::webs::split(f);
+                if lower::lanes::eligible(&webs) {
+                    &webs
+                } else {
+                    f
+                }
+            }
+            _ => f,
+        };
         {
             let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
             let options = lower::Options {
@@ -968,7 +982,7 @@ fn build(
                     .native_helpers
                     .and_then(crate::native::group_helpers_up_to),
             };
-            Translator::translate(&mut builder, module, fi, env, &callees, options)?;
+            Translator::translate(&mut builder, module, fi, f, env, &callees, options)?;
             builder.finalize(jit.isa().frontend_config());
         }
         timings.lower += lower_start.elapsed();

@@ -169,6 +169,31 @@ fn a_lane_affine_register_has_each_lanes_value_wherever_it_is_read() {
 }
 
 #[test]
+fn a_register_reused_for_unrelated_values_has_each_value_in_each_lane() {
+    // `%r10` holds the block's index, then the thread's, then (in odd lanes, after the group
+    // diverges) three times that; `%rd3` the parameter, then the thread's address: each
+    // value a register of its own in the group code (`lower::webs`).
+    let ptx = kernel(
+        "mov.u32 %r10, %ctaid.x;
+mad.lo.u32 %r10, %r10, %ntid.x, %tid.x;
+         mul.wide.u32 %rd2, %r10, 4;
+ld.param.u64 %rd3, [out];
+add.s64 %rd3, %rd3, %rd2;
+         and.b32 %r11, %r10, 1;
+setp.eq.u32 %p1, %r11, 0;
+@%p1 bra EVEN;
+         mul.lo.u32 %r10, %r10, 3;
+EVEN:
+st.global.u32 [%rd3], %r10;
+ret;",
+    );
+    let expected: Vec<u32> = (0..256u32)
+        .map(|t| if t % 2 == 0 { t } else { 3 * t })
+        .collect();
+    check_all_modes(&ptx, 2, [128, 1, 1], 0, &expected);
+}
+
+#[test]
 fn blocks_whose_x_size_is_not_a_multiple_of_the_group_run_one_thread_at_a_time() {
     // Every thread writes tid.x + 100 tid.y + 10000 tid.z at its linear index.
     let ptx = kernel(

@@ -32,7 +32,7 @@ impl Module {
     }
 }
 
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct Function {
     pub name: String,
     pub kind: FunctionKind,

@@ -36,7 +36,7 @@ impl Set {
 }
 
 /// Registers an argument mentions.
-fn regs_of(arg: &Arg, out: &mut Vec<u32>) {
+pub(super) fn regs_of(arg: &Arg, out: &mut Vec<u32>) {
     match arg {
         Arg::Reg(r) | Arg::Not(r) => out.push(*r),
         Arg::Addr {
@@ -47,6 +47,24 @@ fn regs_of(arg: &Arg, out: &mut Vec<u32>) {
         Arg::Pair(a, b) => {
             regs_of(a, out);
             regs_of(b, out);
+        }
+        _ => {}
+    }
+}
+
+/// Each register an argument mentions replaced by `to(register)` (where [`regs_of`] finds
+/// them).
+pub(super) fn rename_regs(arg: &mut Arg, to: &mut impl FnMut(u32) -> u32) {
+    match arg {
+        Arg::Reg(r) | Arg::Not(r) => *r = to(*r),
+        Arg::Addr {
+            base: crate::frontend::checked::AddrBase::Reg(r),
+            ..
+        } => *r = to(*r),
+        Arg::Vector(v) | Arg::List(v) => v.iter_mut().for_each(|a| rename_regs(a, to)),
+        Arg::Pair(a, b) => {
+            rename_regs(a, to);
+            rename_regs(b, to);
         }
         _ => {}
     }
@@ -78,14 +96,19 @@ fn first_is_destination(op: Op) -> bool {
     }
 }
 
+/// Whether the instruction's first argument is where it writes its result (registers).
+pub fn writes_first(inst: &Inst) -> bool {
+    matches!(
+        inst.args.first(),
+        Some(Arg::Reg(_) | Arg::Vector(_) | Arg::Pair(..) | Arg::List(_))
+    ) && first_is_destination(inst.op)
+}
+
 /// Registers the instruction writes (if it executes).
 pub fn destinations(inst: &Inst) -> Vec<u32> {
     let mut defs = Vec::new();
-    if let Some(a @ (Arg::Reg(_) | Arg::Vector(_) | Arg::Pair(..) | Arg::List(_))) =
-        inst.args.first()
-        && first_is_destination(inst.op)
-    {
-        regs_of(a, &mut defs);
+    if writes_first(inst) {
+        regs_of(&inst.args[0], &mut defs);
     }
     // `.cc` writes the carry flag, the last argument.
     if let (Some(c), Some(flag)) = (inst.op.carry(), inst.args.last())
@@ -96,12 +119,16 @@ pub fn destinations(inst: &Inst) -> Vec<u32> {
     defs
 }
 
+/// Whether the instruction reads its destination's registers too: `wgmma`'s D is its
+/// accumulator.
+pub fn reads_destination(inst: &Inst) -> bool {
+    matches!(inst.op, Op::Wgmma(_))
+}
+
 /// Registers the instruction reads: its guard, sources and address operands.
 pub fn sources(inst: &Inst) -> Vec<u32> {
     let mut uses: Vec<u32> = inst.guard.iter().map(|g| g.reg).collect();
-    // `wgmma`'s D is its accumulator too.
-    let reads_destination = matches!(inst.op, Op::Wgmma(_));
-    let skip = usize::from(!destinations(inst).is_empty() && !reads_destination);
+    let skip = usize::from(!destinations(inst).is_empty() && !reads_destination(inst));
     for a in &inst.args[skip..] {
         regs_of(a, &mut uses);
     }
@@ -133,18 +160,11 @@ impl Liveness {
     }
 }
 
-pub fn analyze(f: &Function) -> Liveness {
-    let Some(body) = &f.body else {
-        return Liveness {
-            live_in: Vec::new(),
-            live_out: Vec::new(),
-        };
-    };
+/// The instructions execution may go to after each instruction of `f`'s body.
+pub fn successors(f: &Function) -> Vec<Vec<usize>> {
+    let body = f.body.as_deref().unwrap_or(&[]);
     let n = body.len();
-    let nregs = f.regs.len();
-    let info: Vec<(Vec<u32>, Vec<u32>)> = body.iter().map(uses_defs).collect();
-    let succs: Vec<Vec<usize>> = body
-        .iter()
+    body.iter()
         .enumerate()
         .map(|(i, inst)| {
             let target = match inst.args.first() {
@@ -165,7 +185,20 @@ pub fn analyze(f: &Function) -> Liveness {
             s.retain(|&j| j < n);
             s
         })
-        .collect();
+        .collect()
+}
+
+pub fn analyze(f: &Function) -> Liveness {
+    let Some(body) = &f.body else {
+        return Liveness {
+            live_in: Vec::new(),
+            live_out: Vec::new(),
+        };
+    };
+    let n = body.len();
+    let nregs = f.regs.len();
+    let info: Vec<(Vec<u32>, Vec<u32>)> = body.iter().map(uses_defs).collect();
+    let succs = successors(f);
     let mut live_in = vec![Set::new(nregs); n];
     let mut live_out = vec![Set::new(nregs); n];
     let mut changed = true;

@@ -50,6 +50,7 @@ mod simd;
 pub mod softfloat;
 pub mod sync;
 mod tensor;
+pub mod webs;
 mod wgmma;
 
 use std::collections::HashMap;
@@ -246,16 +247,18 @@ pub fn signature(
 }
 
 impl<'a, 'b> Translator<'a, 'b> {
-    /// Translates `func` into the builder's function (whose signature is [`signature`]).
+    /// Translates `func` (`module`'s function `func_id`, or for a lane-group form its copy
+    /// with registers split into [`webs`]) into the builder's function (whose signature is
+    /// [`signature`]).
     pub fn translate(
         b: &'b mut FunctionBuilder<'a>,
         module: &'a checked::Module,
         func_id: FuncId,
+        func: &'a checked::Function,
         env: &'a Env,
         callees: &'a Callees<'a>,
         options: Options,
     ) -> LResult {
-        let func = &module.functions[func_id];
         let body = func
             .body
             .as_ref()
