@@ -545,11 +545,13 @@ impl Translator<'_, '_> {
         let Some(group) = self.callees.group_helpers else {
             return Ok(false);
         };
-        // Through the stack area of `lane_by_lane` (16-byte aligned, as the helper needs):
-        // the result at 0, the sources after it, each the group's lanes (4 bytes a lane at
-        // most); a source the same in every lane is its 32-bit value, passed in place of the
-        // pointer (a bit in `uniform`).
-        let area = self.lanes.as_ref().expect("grouped").spill;
+        // Through the stack area of `lane_by_lane` (from its `helper_addr`): the result at 0,
+        // the sources after it, each the group's lanes (4 bytes a lane at most); a source the
+        // same in every lane is its 32-bit value, passed in place of the pointer (a bit in
+        // `uniform`).
+        let spill = self.lanes.as_ref().expect("grouped").spill;
+        let area = self.helper_addr(spill);
+        let flags = MemFlagsData::trusted();
         let vt = vector_of(ty.ir_type()).expect("half");
         let width = self.width();
         let place = |operand: usize, chunk: usize| (operand * width * 4 + chunk * 16) as i32;
@@ -567,14 +569,12 @@ impl Translator<'_, '_> {
                 uniform |= 1 << i;
                 pointers.push(self.b.ins().uextend(types::I64, x));
             } else if let Some(home) = self.home_of(arg) {
-                pointers.push(self.b.ins().stack_addr(types::I64, home, 0));
+                pointers.push(self.helper_addr(home));
             } else {
                 for (c, v) in self.v_read(arg, ty)?.into_iter().enumerate() {
-                    self.b
-                        .ins()
-                        .stack_store(types::I64, v, area, place(1 + i, c));
+                    self.b.ins().store(flags, v, area, place(1 + i, c));
                 }
-                pointers.push(self.b.ins().stack_addr(types::I64, area, place(1 + i, 0)));
+                pointers.push(self.b.ins().iadd_imm_s(area, place(1 + i, 0) as i64));
             }
         }
         // (An add's third pointer is never read.)
@@ -583,8 +583,8 @@ impl Translator<'_, '_> {
         }
         let home = self.home_of(&a[0]);
         let dst = match home {
-            Some(home) => self.b.ins().stack_addr(types::I64, home, 0),
-            None => self.b.ins().stack_addr(types::I64, area, 0),
+            Some(home) => self.helper_addr(home),
+            None => area,
         };
         let halves = width as u32 * ty.size() / 2;
         let halves = self.b.ins().iconst(types::I32, halves as i64);
@@ -600,7 +600,7 @@ impl Translator<'_, '_> {
         self.b.ins().call_indirect(signature, callee, &args);
         if home.is_none() {
             let r = (0..width / vt.lane_count() as usize)
-                .map(|c| self.b.ins().stack_load(types::I64, vt, area, place(0, c)))
+                .map(|c| self.b.ins().load(vt, flags, area, place(0, c)))
                 .collect();
             self.v_write(&a[0], r);
         }
