@@ -113,7 +113,8 @@ pub const GROUP_COMPILE_PER_INSTRUCTION: f64 = 0.6;
 
 /// A wide form's compile time (`lower::lanes::WIDE` lanes a group), in multiples of its
 /// kernel's 64-lane form's: the fma chain's 3.9 ms against 2.3 (its vector code is emitted
-/// a vector at a time, twice the vectors), rounded up.
+/// a vector at a time, twice the vectors), rounded up; since its registers are split into
+/// webs (`lower::webs`), 2.2 against 1.6.
 pub const WIDE_COMPILE_RATIO: f64 = 2.0;
 
 impl Default for CompileOptions {
