@@ -673,6 +673,9 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         let helpers = opts
             .native_helpers
             .and_then(crate::native::group_helpers_up_to);
+        // (Asked of the kernel's own registers, not its webs' (`lower::webs`), which the
+        // form computes on: the split only makes more registers uniform, so a kernel that
+        // widens here widens there.)
         let wide = if when_hot && helpers.is_some() && lower::lanes::widens(f) {
             TierForm::default()
         } else {
