@@ -469,7 +469,6 @@ mod x86 {
         halves: u32,
     ) {
         let x = [a, b, c];
-        debug_assert!(on_cache_lines::<CODE, UNIFORM>(dst, x));
         let given = uniform_pairs::<CODE, UNIFORM>(x).map(|u| {
             u.map_or(_mm512_setzero_ps(), |pair| {
                 _mm512_castpd_ps(_mm512_broadcastsd_pd(pair))
@@ -508,19 +507,6 @@ mod x86 {
             // SAFETY: in bounds, by the caller's promise.
             None => decode8(m, unsafe { _mm_loadu_si128(x[k].add(i).cast()) }),
         }
-    }
-
-    /// Whether a group helper's pointer operands (`dst`, and the sources it reads without a
-    /// `UNIFORM` bit) start on cache lines, as the lane-group code passes them
-    /// ([`HELPER_ALIGN`](crate::lower::lanes::HELPER_ALIGN): a speed, not a safety, matter).
-    pub(super) fn on_cache_lines<const CODE: u32, const UNIFORM: u32>(
-        dst: *mut u16,
-        x: [*const u16; 3],
-    ) -> bool {
-        let line = crate::lower::lanes::HELPER_ALIGN as usize;
-        let sources = if mode(CODE).op == 3 { 3 } else { 2 };
-        dst.addr().is_multiple_of(line)
-            && (0..sources).all(|k| UNIFORM >> k & 1 == 1 || x[k].addr().is_multiple_of(line))
     }
 
     /// Each operand with a bit in `UNIFORM` (its 32-bit value, which the caller passes in
@@ -578,7 +564,6 @@ mod x86 {
             return unsafe { fma_rounded_up::fma8::<CODE, UNIFORM>(dst, a, b, c, halves) };
         }
         let (x, halves) = ([a, b, c], halves as usize);
-        debug_assert!(on_cache_lines::<CODE, UNIFORM>(dst, x));
         let values = uniform_pairs::<CODE, UNIFORM>(x).map(|u| u.map(|p| broadcast8(p)));
         // (The sum of the results: see [`settle8`].)
         let mut sum = _mm256_setzero_ps();

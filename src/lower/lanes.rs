@@ -61,7 +61,7 @@ pub const WIDE: usize = 128;
 /// loop: 1.51–1.53 ns a 16-half step at 0 or 32 bytes past a line, 1.58–1.64 at 16 or 48).
 /// Cranelift aligns a frame to 16 bytes only, so such a slot has `HELPER_ALIGN - 16` bytes to
 /// spare.
-pub const HELPER_ALIGN: u32 = 64;
+const HELPER_ALIGN: u32 = 64;
 
 /// Threads per group for `f`: 16, 32, or [`WIDEST`] when the form is compiled for launches
 /// whose `ntid.x` (`block_x`) is a multiple of it (others run the one-thread form; a form

@@ -28,7 +28,7 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 use std::mem::offset_of;
 
-use super::{Mode, any_nan, broadcast8, mode, on_cache_lines, settle8, uniform_pairs};
+use super::{Mode, any_nan, broadcast8, mode, settle8, uniform_pairs};
 use crate::semantics::half::{self, HalfFormat};
 
 /// MXCSR for the loop: exceptions masked (bits 7–12), rounding up (bits 13–14 = 10b).
@@ -162,7 +162,6 @@ pub(super) unsafe extern "C" fn fma8<const CODE: u32, const UNIFORM: u32>(
     halves: u32,
 ) {
     let (x, halves) = ([a, b, c], halves as usize);
-    debug_assert!(on_cache_lines::<CODE, UNIFORM>(dst, x));
     let uniform =
         uniform_pairs::<CODE, UNIFORM>(x).map(|u| u.map_or(_mm256_setzero_ps(), |p| broadcast8(p)));
     let m: Mode = mode(CODE);
