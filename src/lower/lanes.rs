@@ -63,6 +63,16 @@ pub const WIDE: usize = 128;
 /// spare.
 const HELPER_ALIGN: u32 = 64;
 
+/// A stack slot with `bytes` from its [`HELPER_ALIGN`] boundary on
+/// ([`Translator::helper_addr`]).
+fn helper_slot(b: &mut cranelift_frontend::FunctionBuilder, bytes: u32) -> StackSlot {
+    b.create_sized_stack_slot(StackSlotData::new(
+        StackSlotKind::ExplicitSlot,
+        bytes + HELPER_ALIGN - 16,
+        4, // what Cranelift's frame keeps: 16 bytes
+    ))
+}
+
 /// Threads per group for `f`: 16, 32, or [`WIDEST`] when the form is compiled for launches
 /// whose `ntid.x` (`block_x`) is a multiple of it (others run the one-thread form; a form
 /// compiled without a launch stays at 32), or [`WIDE`] where `wide` asks for it, the
@@ -441,15 +451,7 @@ impl Lanes {
             .regs
             .iter()
             .zip(&homed)
-            .map(|(r, &h)| {
-                h.then(|| {
-                    b.create_sized_stack_slot(StackSlotData::new(
-                        StackSlotKind::ExplicitSlot,
-                        width as u32 * r.ty.ir_type().bytes() + HELPER_ALIGN - 16,
-                        4,
-                    ))
-                })
-            })
+            .map(|(r, &h)| h.then(|| helper_slot(b, width as u32 * r.ty.ir_type().bytes())))
             .collect();
         let vectors = f
             .regs
@@ -493,11 +495,7 @@ impl Lanes {
             .map(|i| super::liveness::sources(i).len() + super::liveness::destinations(i).len())
             .max()
             .unwrap_or(0);
-        let spill = b.create_sized_stack_slot(StackSlotData::new(
-            StackSlotKind::ExplicitSlot,
-            (most_touched.max(4) * width * 8) as u32 + HELPER_ALIGN - 16,
-            4,
-        ));
+        let spill = helper_slot(b, (most_touched.max(4) * width * 8) as u32);
         let mut labels = HashMap::new();
         for &pos in &f.labels {
             labels.entry(pos).or_insert_with(|| b.create_block());

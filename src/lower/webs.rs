@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 
 use super::liveness::{self, destinations, reads_destination, regs_of, writes_first};
-use crate::frontend::checked::{Function, Reg};
+use crate::frontend::checked::{Function, Inst};
 
 /// `f` with each register's webs in registers of their own (the register's first web keeps
 /// it; the others get new ones of the same name and type, after `f`'s). A write no read sees
@@ -62,7 +62,7 @@ pub fn split(f: &Function) -> Function {
     // can be told apart; any other written register is read and written as one value.)
     let first_written = |i: usize| {
         let mut first = Vec::new();
-        if writes_first(&body[i]) && !reads_destination(&body[i]) {
+        if writes_apart(&body[i]) {
             regs_of(&body[i].args[0], &mut first);
         }
         first
@@ -108,10 +108,7 @@ pub fn split(f: &Function) -> Function {
             if !std::mem::replace(&mut first_taken[r as usize], true) {
                 r
             } else {
-                regs.push(Reg {
-                    name: f.regs[r as usize].name.clone(),
-                    ty: f.regs[r as usize].ty,
-                });
+                regs.push(f.regs[r as usize].clone());
                 (regs.len() - 1) as u32
             }
         })
@@ -121,7 +118,7 @@ pub fn split(f: &Function) -> Function {
         register(&mut webs, entering(r, 0).expect("live"), r);
     }
     for (i, inst) in out.body.iter_mut().flatten().enumerate() {
-        let first = writes_first(inst) && !reads_destination(inst);
+        let first = writes_apart(inst);
         let mut read = |r: u32| match entering(r, i).or_else(|| written(r, i)) {
             Some(node) => register(&mut webs, node, r),
             None => r,
@@ -144,6 +141,12 @@ pub fn split(f: &Function) -> Function {
         }
     }
     out
+}
+
+/// Whether `inst` writes its first argument's registers apart from what it reads (a value of
+/// their own), unlike `wgmma`'s accumulator.
+fn writes_apart(inst: &Inst) -> bool {
+    writes_first(inst) && !reads_destination(inst)
 }
 
 /// Disjoint sets of `0..n` (union by size, path halving).
