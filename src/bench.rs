@@ -978,12 +978,13 @@ fn compile_time(opts: &Options) -> Vec<Measurement> {
 
 /// What the two-tier rule (`LaneGroups::WhenHot`: the lane-group form compiled in a launch
 /// once the kernel has run as long as that compile is expected to take, or once the rest of
-/// the launch promises to repay it) costs a kernel's first launch, against the better of the two fixed choices for that launch: one
-/// thread at a time, or the lane-group form compiled with the module. Each is the time from
-/// the PTX text to the end of one launch (the fastest of three fresh compiles), over launch
-/// sizes from far below to far above where the group form pays; the line is the worst size.
-/// The bound is 2: a ski rental's, when the compile's estimate is right. For the axpy (one element
-/// a thread: little work a thread) and the fma chain (256 fmas a thread).
+/// the launch promises to repay it) costs a kernel's first launch, against the better of the
+/// two fixed choices for that launch: one thread at a time, or the lane-group form compiled
+/// with the module. Each is the time from the PTX text to the end of one launch (the fastest
+/// of three fresh compiles, taken in turn with the other forms'), over launch sizes from far
+/// below to far above where the group form pays; the line is the worst size. The bound is
+/// 2: a ski rental's, when the compile's estimate is right. For the axpy (one element a
+/// thread: little work a thread) and the fma chain (256 fmas a thread).
 fn group_tier_first_launch(opts: &Options) -> Vec<Measurement> {
     let axpy_sizes: &[u32] = if opts.quick {
         &[1 << 13, 1 << 16, 1 << 19, 1 << 21]
@@ -1024,29 +1025,30 @@ fn group_tier_first_launch(opts: &Options) -> Vec<Measurement> {
     ];
     let mut lines = Vec::new();
     for (kernel, text, entry, sizes, args) in kernels {
-        // The fastest of three fresh compiles and first launches of `threads` threads.
+        // A fresh compile and first launch of `threads` threads.
         let first_launch = |lane_groups, threads: u32| {
-            let args = args(threads);
-            (0..3)
-                .map(|r| {
-                    let name = format!("tier-{kernel}-{lane_groups:?}-{r}-{:?}", Instant::now());
-                    let opts = CompileOptions {
-                        lane_groups,
-                        ..CompileOptions::default()
-                    };
-                    let t = Instant::now();
-                    let m = Module::from_ptx_named(&name, text, &opts).expect("compiles");
-                    let k = m.kernel(entry).expect("kernel");
-                    k.launch(threads / 256, 256, &args).expect("launch");
-                    t.elapsed().as_secs_f64()
-                })
-                .fold(f64::INFINITY, f64::min)
+            let name = format!("tier-{kernel}-{lane_groups:?}-{:?}", Instant::now());
+            let opts = CompileOptions {
+                lane_groups,
+                ..CompileOptions::default()
+            };
+            let t = Instant::now();
+            let m = Module::from_ptx_named(&name, text, &opts).expect("compiles");
+            let k = m.kernel(entry).expect("kernel");
+            k.launch(threads / 256, 256, &args(threads))
+                .expect("launch");
+            t.elapsed().as_secs_f64()
         };
         let (mut worst, mut at, mut vs_off) = (0.0, String::new(), 0.0f64);
         for &n in sizes {
-            let off = first_launch(ptxjit::LaneGroups::Off, n);
-            let always = first_launch(ptxjit::LaneGroups::Always, n);
-            let hot = first_launch(ptxjit::LaneGroups::WhenHot, n);
+            // The fastest of three rounds, the three forms in turn in each, so that all see
+            // the same minutes of a shared host.
+            let [mut off, mut always, mut hot] = [f64::INFINITY; 3];
+            for _ in 0..3 {
+                off = off.min(first_launch(ptxjit::LaneGroups::Off, n));
+                always = always.min(first_launch(ptxjit::LaneGroups::Always, n));
+                hot = hot.min(first_launch(ptxjit::LaneGroups::WhenHot, n));
+            }
             vs_off = vs_off.max(hot / off);
             let loss = hot / off.min(always);
             if loss > worst {
