@@ -556,6 +556,66 @@ fn float_vector_forms_match_one_thread_at_a_time() {
     }
 }
 
+#[test]
+fn moves_to_and_from_a_registers_halves_match_one_thread_at_a_time() {
+    // A 32-bit register's 16-bit halves out, swapped back in; one half wanted; a half the
+    // same in every lane.
+    same_as_one_thread("mov.b32 {%rs3, %rs4}, %r5;\nmov.b32 %r8, {%rs4, %rs3};");
+    same_as_one_thread("mov.b32 {_, %rs3}, %r6;\ncvt.u32.u16 %r8, %rs3;");
+    same_as_one_thread("cvt.u16.u32 %rs5, %r9;\nmov.b32 %r8, {%rs1, %rs5};");
+    // A 64-bit register's 32-bit halves, and a packed product's.
+    same_as_one_thread(
+        "mov.b64 %rw5, {%r5, %r6};\nmov.b64 {%r7, %r8}, %rw5;\nshl.b32 %r8, %r8, 1;\n\
+         xor.b32 %r8, %r8, %r7;",
+    );
+    same_as_one_thread(
+        "mul.wide.u32 %rw5, %r5, %r6;\nmov.b64 {%r7, %r8}, %rw5;\nadd.u32 %r8, %r8, %r7;",
+    );
+}
+
+#[test]
+fn integer_conversions_and_moves_between_classes_match_one_thread_at_a_time() {
+    // Cut to the low bits, then extended by the narrow type's signedness (the result's high
+    // bits shown), through 16, 32 and 64 bits.
+    let (from_32, show_32) = ("mov.b32 %r7, %r5;", "mov.b32 %r8, %r7;");
+    let (from_64, show_64) = (
+        "mul.wide.s32 %rw5, %r5, %r6;",
+        "shr.u64 %rw5, %rw5, 17;\ncvt.u32.u64 %r8, %rw5;",
+    );
+    for (narrow, wide, n, w, from, show) in [
+        ("u16", "u32", "%rs3", "%r7", from_32, show_32),
+        ("s16", "s32", "%rs3", "%r7", from_32, show_32),
+        ("u32", "u64", "%r7", "%rw5", from_64, show_64),
+        ("s32", "s64", "%r7", "%rw5", from_64, show_64),
+        ("s16", "s64", "%rs3", "%rw5", from_64, show_64),
+    ] {
+        same_as_one_thread(&format!(
+            "{from}\ncvt.{narrow}.{wide} {n}, {w};\ncvt.{wide}.{narrow} {w}, {n};\n{show}"
+        ));
+    }
+    // Bits between an integer and a float register, both ways.
+    same_as_one_thread("mov.b32 %f3, %r5;\nadd.f32 %f3, %f3, %f2;\nmov.b32 %r8, %f3;");
+}
+
+#[test]
+fn selp_of_every_width_matches_one_thread_at_a_time() {
+    // A predicate that varies by lane and one the same in every lane (`n` > 4).
+    for p in ["setp.lt.u32 %p1, %r5, %r6;", "setp.gt.u32 %p1, %r9, 4;"] {
+        same_as_one_thread(&format!("{p}\nselp.b32 %r8, %r5, %r6, %p1;"));
+        same_as_one_thread(&format!("{p}\nselp.u32 %r8, %r5, 77, %p1;"));
+        same_as_one_thread(&format!(
+            "{p}\nselp.f32 %f3, %f1, %f2, %p1;\nmov.b32 %r8, %f3;"
+        ));
+        same_as_one_thread(&format!(
+            "{p}\nselp.b16 %rs3, %rs1, %rs2, %p1;\ncvt.u32.u16 %r8, %rs3;"
+        ));
+        same_as_one_thread(&format!(
+            "{p}\nmul.wide.u32 %rw5, %r5, %r6;\nmul.wide.u32 %rw6, %r6, 3;\n\
+             selp.b64 %rw5, %rw5, %rw6, %p1;\nshr.u64 %rw5, %rw5, 13;\ncvt.u32.u64 %r8, %rw5;"
+        ));
+    }
+}
+
 /// Loads and stores: contiguous lanes (one range check) and a stride (lane by lane), of 32-
 /// and 16-bit values.
 #[test]

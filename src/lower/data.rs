@@ -6,7 +6,8 @@ use super::{LResult, Translator};
 use crate::frontend::checked::Arg;
 use crate::types::PtxType;
 
-fn bits_type(bits: u32) -> Option<PtxType> {
+/// The bits type of `bits` bits.
+pub(super) fn bits_type(bits: u32) -> Option<PtxType> {
     Some(match bits {
         8 => PtxType::B8,
         16 => PtxType::B16,

@@ -19,9 +19,12 @@ use super::lanes::vector_of;
 use super::{LResult, Translator};
 use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::{
-    AddrBase, Arg, CmpOp, Dim, FloatMods, FloatOp, Inst, IntOp, MulMode, Op, Rounding, Special,
+    AddrBase, Arg, CmpOp, CvtMods, Dim, FloatMods, FloatOp, Inst, IntOp, MulMode, Op, Rounding,
+    Special,
 };
 use crate::types::PtxType;
+
+mod bits;
 
 /// A register's value in every lane: its vectors, lanes 0.. first.
 type Wide = Vec<Value>;
@@ -31,15 +34,19 @@ type Wide = Vec<Value>;
 /// coarse count for choosing a group's width (`lanes::width`), never a promise.
 pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
     inst.guard.is_none()
-        && matches!(
-            inst.op,
+        && match inst.op {
             Op::Mov(_)
-                | Op::Int { .. }
-                | Op::Setp { .. }
-                | Op::Float { .. }
-                | Op::Ld { vec: 1, .. }
-                | Op::St { vec: 1, .. }
-        )
+            | Op::Selp(_)
+            | Op::Int { .. }
+            | Op::Setp { .. }
+            | Op::Float { .. }
+            | Op::Ld { vec: 1, .. }
+            | Op::St { vec: 1, .. } => true,
+            Op::Cvt { dst, src, mods } => {
+                dst.is_int() && src.is_int() && mods == CvtMods::default()
+            }
+            _ => false,
+        }
         || matches!(inst.op, Op::Bra | Op::Ret | Op::Exit)
 }
 
@@ -57,6 +64,9 @@ impl Translator<'_, '_> {
                 self.v_write(&a[0], x);
                 Ok(true)
             }
+            Op::Mov(ty) => self.v_mov_bits(ty, a),
+            Op::Cvt { dst, src, mods } if mods == CvtMods::default() => self.v_cvt_int(dst, src, a),
+            Op::Selp(ty) => self.v_selp(ty, a),
             Op::Int { op, ty } => self.v_int(op, ty, a),
             Op::Setp {
                 cmp,
