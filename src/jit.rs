@@ -688,7 +688,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
                 function: fi,
                 coop,
                 compile_time: times[&fi],
-                ir_size: ir_sizes[&fi].instructions,
+                ir_size: ir_sizes[&fi],
                 group_estimate: OnceLock::new(),
                 group_sizing_started: AtomicBool::new(false),
                 first_tier_nanos: AtomicU64::new(0),
@@ -756,17 +756,18 @@ impl CompiledModule {
         Ok(Some(func))
     }
 
-    /// The lane-group form [`compile_grouped`] would compile, lowered, not compiled (a tenth
-    /// of the compile's time or less): its size; `None` where it would compile none.
+    /// The Cranelift instructions of the lane-group form [`compile_grouped`] would compile
+    /// (lowered, not compiled: a tenth of the compile's time or less); `None` where it would
+    /// compile none.
     ///
     /// [`compile_grouped`]: Self::compile_grouped
-    pub fn grouped_size(
+    pub fn grouped_ir_size(
         &self,
         module: &checked::Module,
         function: usize,
         block_x: u32,
         wide: bool,
-    ) -> Result<Option<Lowered>> {
+    ) -> Result<Option<usize>> {
         let Some(built) = self.build_grouped(module, function, block_x, wide, Stage::Lowered)?
         else {
             return Ok(None);
@@ -814,16 +815,8 @@ struct Built {
     clif: Vec<(String, String)>,
     /// Each function's lowering and code generation.
     times: HashMap<usize, Duration>,
-    /// Each function's size, as lowered.
-    ir_sizes: HashMap<usize, Lowered>,
-}
-
-/// A function as lowered: its Cranelift instructions, and what its lane-group code does
-/// (where it has one).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Lowered {
-    pub instructions: usize,
-    pub group: Option<lower::lanes::GroupCode>,
+    /// Each function's Cranelift instructions, as lowered.
+    ir_sizes: HashMap<usize, usize>,
 }
 
 /// How far [`build`] goes.
@@ -962,7 +955,6 @@ fn build(
         jit.clear_context(&mut ctx);
         ctx.func.signature = lower::signature(f, call_conv);
         let lower_start = Instant::now();
-        let group;
         // The lane-group form computes on the kernel's registers split into webs (where
         // the split leaves it a group form: more registers may not fit).
         let webs;
@@ -994,18 +986,11 @@ fn build(
                     .native_helpers
                     .and_then(crate::native::group_helpers_up_to),
             };
-            group = Translator::translate(&mut builder, module, fi, f, env, &callees, options)?;
+            Translator::translate(&mut builder, module, fi, f, env, &callees, options)?;
             builder.finalize(jit.isa().frontend_config());
         }
         timings.lower += lower_start.elapsed();
-        let instructions = ctx.func.dfg.num_insts();
-        ir_sizes.insert(
-            fi,
-            Lowered {
-                instructions,
-                group,
-            },
-        );
+        ir_sizes.insert(fi, ctx.func.dfg.num_insts());
         if stage == Stage::Lowered {
             continue;
         }

@@ -31,11 +31,7 @@
 //! asks with a floor (`GROUP_COMPILE_FLOOR` times the one-thread compile); when that says
 //! compile, the worker lowers the group form without compiling it (a tenth of the compile's
 //! time or less), takes the estimate from its size (`GROUP_COMPILE_PER_INSTRUCTION`), and
-//! asks again. A fixed ratio (8, the median) was off by up to 6× each way. The sizing
-//! also decides whether the form is worth a compile at all: one that runs much of the
-//! kernel lane by lane is no faster than one thread at a time (some are 3× slower), so a
-//! form that runs more than [`MAX_LANE_BY_LANE`] of its instructions that way is never
-//! compiled, and the kernel keeps its one-thread form.
+//! asks again. A fixed ratio (8, the median) was off by up to 6× each way.
 //!
 //! That worker compiles the group form while the others go on with the one-thread form, and
 //! every block runs it from the next poll once it is ready (the kernels that have a group
@@ -57,8 +53,8 @@ use std::time::{Duration, Instant};
 use ptxjit_runtime::{BlockFn, HANDOVER_ALIGN, Poll, Upgrade};
 
 use crate::frontend::checked;
-use crate::jit::{CompiledKernel, CompiledModule, Lowered};
-use crate::lower::lanes::{GroupCode, WIDE};
+use crate::jit::{CompiledKernel, CompiledModule};
+use crate::lower::lanes::WIDE;
 
 /// How much longer than the group form's compile the rest of a launch must promise to run
 /// in the one-thread form for the compile to start at once. With a rest `R`, a compile `C`
@@ -104,12 +100,6 @@ impl TierForm {
     /// Whether a worker has started its compile.
     pub fn started(&self) -> bool {
         self.started.load(Ordering::Relaxed)
-    }
-
-    /// Decides it: the kernel will not have it.
-    fn decline(&self) {
-        self.started.store(true, Ordering::Release);
-        let _ = self.form.set(None);
     }
 
     /// Waits until its compile, if one has started, is done; returns the form if compiled.
@@ -158,7 +148,7 @@ pub(crate) struct SecondTier<'a> {
     pace: AtomicU64,
     /// Compiles the group form (see [`compile`]) and returns it; sizes it (see [`size`]).
     compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
-    size: &'a (dyn Fn() -> Option<Duration> + Sync),
+    size: &'a (dyn Fn() -> Duration + Sync),
 }
 
 impl<'a> SecondTier<'a> {
@@ -171,7 +161,7 @@ impl<'a> SecondTier<'a> {
         blocks: u64,
         block_threads: u64,
         compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
-        size: &'a (dyn Fn() -> Option<Duration> + Sync),
+        size: &'a (dyn Fn() -> Duration + Sync),
     ) -> Option<SecondTier<'a>> {
         if kernel.grouped.decided() {
             return None;
@@ -256,11 +246,7 @@ impl<'a> SecondTier<'a> {
             if k.group_sizing_started.swap(true, Ordering::AcqRel) {
                 return again;
             }
-            let Some(estimate) = (self.size)() else {
-                k.grouped.decline();
-                return Poll::At(u32::MAX);
-            };
-            let _ = k.group_estimate.set(estimate);
+            let _ = k.group_estimate.set((self.size)());
             if !due(k.group_compile_estimate(), self.spent, rest) {
                 // (The sizing's time is no thread's: the pace restarts after it.)
                 if let Some(asked) = self.worker_slot() {
@@ -338,49 +324,25 @@ impl Upgrade for SecondTier<'_> {
     }
 }
 
-/// The largest share of a lane-group form's varying instructions (those in loops counted
-/// more: [`GroupCode`]) that may run lane by lane for the tier to compile it.
-///
-/// Why: an instruction without a vector form runs lane by lane, its one-thread code once a
-/// lane plus the moves of its operands out of the vectors and back, so a form that runs
-/// much of a kernel that way is little faster than one thread at a time, often slower, and
-/// its compile is not repaid. Over the corpus and the bench's fma chains (each form
-/// compiled for the launch; with confinement and group helpers on or off), the forms with
-/// at most 19% lane by lane ran 1.2–47× as fast as one thread at a time (those with none,
-/// 5.6–47×); those with 29% or more (`min`/`max`/`neg`/`abs` on halves, `selp`, `cvt`, half
-/// `setp`, `tanh.approx`, guarded or vector loads and stores, an `fma` without helpers in a
-/// loop) ran 0.31–1.9× as fast, 18 of 24 slower.
-pub const MAX_LANE_BY_LANE: f64 = 0.25;
-
-/// Whether `group`, a lane-group form's code, runs at most [`MAX_LANE_BY_LANE`] of its
-/// varying instructions lane by lane.
-fn gains(group: GroupCode) -> bool {
-    let varying = group.whole_group + group.lane_by_lane;
-    group.lane_by_lane as f64 <= MAX_LANE_BY_LANE * varying as f64
-}
-
 /// What the lane-group form of kernel `name` (function `function` of `checked`), for
 /// launches of `block_x` threads in x, is expected to take to compile: from the Cranelift
-/// instructions it lowers to (`CompiledKernel::group_compile_time_for`). `None` where the
-/// tier should not compile it: it has no group form, its lowering fails, or it runs too
-/// much lane by lane to gain ([`MAX_LANE_BY_LANE`]).
+/// instructions it lowers to (`CompiledKernel::group_compile_time_for`). Where it has no
+/// group form, or its lowering fails, zero: the estimate is then the floor
+/// (`CompiledKernel::group_compile_estimate`), and its compile fails as fast.
 pub(crate) fn size(
     compiled: &CompiledModule,
     checked: &checked::Module,
     name: &str,
     function: usize,
     block_x: u32,
-) -> Option<Duration> {
+) -> Duration {
     let kernel = &compiled.kernels[name];
     let lowered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        compiled.grouped_size(checked, function, block_x, false)
+        compiled.grouped_ir_size(checked, function, block_x, false)
     }));
     match lowered {
-        Ok(Ok(Some(Lowered {
-            instructions,
-            group: Some(group),
-        }))) if gains(group) => Some(kernel.group_compile_time_for(instructions)),
-        _ => None,
+        Ok(Ok(Some(n))) => kernel.group_compile_time_for(n),
+        _ => Duration::ZERO,
     }
 }
 
@@ -553,20 +515,6 @@ mod tests {
             "a block of 1,024 threads of 15 ns: no poll"
         );
         assert_eq!(poll_interval(0), 20_000 * 1024);
-    }
-
-    #[test]
-    fn a_group_form_is_compiled_only_where_at_most_a_quarter_runs_lane_by_lane() {
-        let code = |whole_group, lane_by_lane| GroupCode {
-            lanes: 64,
-            whole_group,
-            lane_by_lane,
-        };
-        assert!(gains(code(20, 0)));
-        assert!(gains(code(15, 5)), "25%");
-        assert!(!gains(code(14, 6)), "30%");
-        assert!(!gains(code(0, 1)));
-        assert!(gains(code(0, 0)), "nothing varies by lane");
     }
 
     #[test]

@@ -364,21 +364,7 @@ pub(super) fn polls_for_handover(f: &Function) -> bool {
 }
 
 /// Translation state of the group code.
-/// What a lane-group form's code does with the kernel's instructions that vary by lane
-/// (neither uniform nor the same in every lane): how many it computes for the whole group
-/// (vector instructions, a group helper's call, lane 0 of a lane-affine register) and how
-/// many lane by lane, an instruction inside a loop counted [`IN_LOOP_WEIGHT`] times; and
-/// its lanes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct GroupCode {
-    pub lanes: usize,
-    pub whole_group: usize,
-    pub lane_by_lane: usize,
-}
-
 pub(super) struct Lanes {
-    /// What the group code does with the varying instructions, as lowered so far.
-    pub(super) code: GroupCode,
     /// Each register's vectors over the lanes (none for a uniform or a derived register, or
     /// one kept in memory: [`homes`](Self::homes)).
     pub(super) vectors: Vec<Vec<Variable>>,
@@ -516,10 +502,6 @@ impl Lanes {
         }
         labels.entry(0).or_insert_with(|| b.create_block());
         Lanes {
-            code: GroupCode {
-                lanes: width,
-                ..GroupCode::default()
-            },
             width,
             in_loop,
             homes,
@@ -818,20 +800,8 @@ impl Translator<'_, '_> {
                 let lanes = self.lanes.as_ref().expect("grouped");
                 let defs = super::liveness::destinations(inst);
                 let derived = matches!(defs[..], [d] if lanes.derived[d as usize]);
-                let whole_group = derived || self.vector_form(inst, pos)?;
-                if !whole_group {
+                if !derived && !self.vector_form(inst, pos)? {
                     self.lane_by_lane(inst)?;
-                }
-                let lanes = self.lanes.as_mut().expect("grouped");
-                let weight = if lanes.in_loop[pos] {
-                    IN_LOOP_WEIGHT
-                } else {
-                    1
-                };
-                if whole_group {
-                    lanes.code.whole_group += weight;
-                } else {
-                    lanes.code.lane_by_lane += weight;
                 }
                 self.affine_lane_zero(inst)?;
                 Ok(false)

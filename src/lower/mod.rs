@@ -249,7 +249,7 @@ pub fn signature(
 impl<'a, 'b> Translator<'a, 'b> {
     /// Translates `func` (`module`'s function `func_id`, or for a lane-group form its copy
     /// with registers split into [`webs`]) into the builder's function (whose signature is
-    /// [`signature`]); returns what its lane-group code does, if it has one.
+    /// [`signature`]).
     pub fn translate(
         b: &'b mut FunctionBuilder<'a>,
         module: &'a checked::Module,
@@ -258,7 +258,7 @@ impl<'a, 'b> Translator<'a, 'b> {
         env: &'a Env,
         callees: &'a Callees<'a>,
         options: Options,
-    ) -> LResult<Option<lanes::GroupCode>> {
+    ) -> LResult {
         let body = func
             .body
             .as_ref()
@@ -502,7 +502,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             t.next_thread(end, thread_start);
         }
         t.b.seal_all_blocks();
-        Ok(t.lanes.map(|l| l.code))
+        Ok(())
     }
 
     /// Whether this is a kernel (`.entry`), not a called function.
