@@ -417,6 +417,8 @@ pub struct CompiledKernel {
     /// The wide form (`lower::lanes::WIDE` lanes a group; none where the kernel does not
     /// `widens` or the host has no group helpers).
     pub wide: TierForm,
+    /// Whether the group form, once compiled, is kept (`tier::Trial`).
+    pub trial: crate::tier::Trial,
 }
 
 impl CompiledKernel {
@@ -696,6 +698,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
                 group_compile_time: OnceLock::new(),
                 second_tier_nanos: AtomicU64::new(0),
                 wide,
+                trial: Default::default(),
             },
         );
     }

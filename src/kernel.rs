@@ -476,7 +476,8 @@ impl Kernel {
         // thread at a time).
         let wide = (config.block.x as usize).is_multiple_of(crate::lower::lanes::WIDE);
         let wide = k.wide.ready().filter(|_| wide);
-        let func = wide.or(k.grouped.ready()).unwrap_or(self.func);
+        let grouped = k.grouped.ready().filter(|_| !k.trial.declined());
+        let func = wide.or(grouped).unwrap_or(self.func);
         // (A test's injected failure is read on the launching thread, not the worker's.)
         #[cfg(test)]
         let fail = jit::tests::FAIL_GROUPED.get();
@@ -511,14 +512,17 @@ impl Kernel {
         let blocks = config.grid.count();
         let second_tier =
             crate::tier::SecondTier::new(k, started, blocks, config.block.count(), &compile, &size);
-        let third_tier = second_tier
+        let trial = second_tier
             .is_none()
+            .then(|| crate::tier::TrialLaunch::new(k, started, config.block, self.func))
+            .flatten();
+        let third_tier = (second_tier.is_none() && trial.is_none())
             .then(|| crate::tier::ThirdTier::new(k, started, config.block.x, &compile_wide))
             .flatten();
-        let upgrade: Option<&dyn ptxjit_runtime::Upgrade> = match (&second_tier, &third_tier) {
+        let upgrade: Option<&dyn ptxjit_runtime::Upgrade> = match (&second_tier, &trial) {
             (Some(t), _) => Some(t),
             (None, Some(t)) => Some(t),
-            (None, None) => None,
+            (None, None) => third_tier.as_ref().map(|t| t as _),
         };
         let coop = k.coop.as_ref();
         let after_round = |frames: &mut [u8], ctxs: &[ptxjit_runtime::BlockContext]| {
@@ -867,6 +871,11 @@ mod tier_tests {
         run_long_enough(&kernel);
         assert_eq!(chain_out(&kernel, 8, 256), want, "to the group form");
         assert!(kernel.finish_compiling());
+        assert!(!kernel.settled(64), "not tried yet");
+        until_tried(&kernel, || {
+            assert_eq!(chain_out(&kernel, 8, 256), want, "in the trial");
+        });
+        assert!(k.trial.kept(), "the group form is many times faster");
         // Launches of blocks a multiple of 128 may still get the wide form; others not.
         assert!(!kernel.settled(256));
         assert!(kernel.settled(64));
@@ -894,7 +903,50 @@ mod tier_tests {
         assert!(!kernel.settled(256));
         run_long_enough(&kernel);
         launch_and_check(&kernel, 8);
+        until_tried(&kernel, || launch_and_check(&kernel, 8));
         assert!(kernel.settled(256));
+    }
+
+    /// Launches by `launch` until the kernel's trial of its group form has decided.
+    fn until_tried(kernel: &Kernel, mut launch: impl FnMut()) {
+        for _ in 0..1000 {
+            if compiled(kernel).trial.decided() {
+                return;
+            }
+            launch();
+        }
+        panic!("the trial never decided");
+    }
+
+    #[test]
+    fn a_kernel_whose_group_form_was_slower_goes_back_to_one_thread_at_a_time() {
+        let (_m, kernel) = fresh("<tier: declined>");
+        let k = compiled(&kernel);
+        run_long_enough(&kernel);
+        launch_and_check(&kernel, 8);
+        assert!(kernel.finish_compiling());
+        // Blocks of the group form timed slower than the one-thread form's.
+        for _ in 0..crate::tier::TRIAL_BLOCKS {
+            k.trial.record_one_thread_and_group(1000, 2000);
+        }
+        assert!(k.trial.declined());
+        assert!(!kernel.finish_compiling());
+        assert!(kernel.settled(256));
+        launch_and_check(&kernel, 8);
+        launch_and_check(&kernel, 3);
+    }
+
+    #[test]
+    fn a_launch_of_blocks_narrower_than_the_widest_group_tries_nothing() {
+        let (_m, kernel) = fresh("<tier: narrow trial>");
+        run_long_enough(&kernel);
+        launch_and_check(&kernel, 8);
+        assert!(kernel.finish_compiling());
+        let out = DeviceBuffer::zeroed(64 * 32 * 4).unwrap();
+        for _ in 0..10 {
+            kernel.launch(64, 32, &[Arg::buffer(&out)]).unwrap();
+        }
+        assert!(!compiled(&kernel).trial.decided());
     }
 
     #[test]

@@ -45,16 +45,23 @@
 //! launch that first needs a group form (the bench's tier line measured 1.7–2.1 → 2.2–3.3 ×
 //! the best form with 128 lanes there), so a third tier compiles it once the 64-lane form
 //! has run long enough to have repaid it ([`ThirdTier`]).
+//!
+//! Once compiled, the group form is tried before it is kept ([`Trial`]): an instruction
+//! without a vector form runs lane by lane, moving its operands out of the vectors and
+//! back, which can cost more than the one-thread form saves, and neither the form's size
+//! nor its share of such instructions tells (measured on the corpus: the shares of forms
+//! that gained and of forms that lost overlap). So the launches that first run the group
+//! form time blocks of both forms, in turn, and the kernel keeps the faster for good.
 
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU32, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use ptxjit_runtime::{BlockFn, HANDOVER_ALIGN, Poll, Upgrade};
 
 use crate::frontend::checked;
 use crate::jit::{CompiledKernel, CompiledModule};
-use crate::lower::lanes::WIDE;
+use crate::lower::lanes::{WIDE, WIDEST};
 
 /// How much longer than the group form's compile the rest of a launch must promise to run
 /// in the one-thread form for the compile to start at once. With a rest `R`, a compile `C`
@@ -377,9 +384,9 @@ pub(crate) fn compile(
 }
 
 /// Waits until `kernel`'s lane-group compile, if one has started, is done; returns whether
-/// the kernel now runs its lane-group form.
+/// the kernel now runs its lane-group form (or tries it: [`Trial`]).
 pub(crate) fn wait(kernel: &CompiledKernel) -> bool {
-    kernel.grouped.wait().is_some()
+    kernel.grouped.wait().is_some() && !kernel.trial.declined()
 }
 
 /// Waits until `kernel`'s compiles in progress are done; returns whether its launches of
@@ -388,7 +395,8 @@ pub(crate) fn settled(kernel: &CompiledKernel, block_x: u32) -> bool {
     let grouped = wait(kernel);
     kernel.wide.wait();
     let widens = block_x.is_multiple_of(WIDE as u32) && !kernel.wide.decided();
-    kernel.grouped.decided() && !(grouped && widens)
+    let tried = kernel.grouped.ready().is_none() || kernel.trial.decided();
+    kernel.grouped.decided() && tried && !(grouped && widens)
 }
 
 /// How much of a kernel's time in the 64-lane form its wide form (`lanes::WIDE`) saves, at
@@ -422,7 +430,7 @@ impl<'a> ThirdTier<'a> {
         block_x: u32,
         compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
     ) -> Option<ThirdTier<'a>> {
-        let grouped = kernel.grouped.ready().is_some();
+        let grouped = kernel.grouped.ready().is_some() && kernel.trial.kept();
         if !grouped || kernel.wide.decided() || !block_x.is_multiple_of(WIDE as u32) {
             return None;
         }
@@ -438,6 +446,159 @@ impl<'a> ThirdTier<'a> {
     /// Counts the launch's `time` as the group form's.
     pub fn launched(&self, time: Duration) {
         add_nanos(&self.kernel.second_tier_nanos, time);
+    }
+}
+
+/// Blocks of each form a kernel's [`Trial`] times before it decides.
+pub const TRIAL_BLOCKS: u32 = 4;
+
+/// Whether a kernel keeps its group form, once compiled, or goes back to its one-thread
+/// form: decided by the fastest block of each form (its time a thread) after
+/// [`TRIAL_BLOCKS`] of each, timed in the launches that first run the group form
+/// ([`TrialLaunch`]). A tie keeps the group form.
+pub struct Trial {
+    verdict: AtomicU8,
+    /// Per form ([`ONE_THREAD`], [`GROUP`]): the fastest block's nanoseconds a thread, in
+    /// 1/1024ths, and the blocks timed.
+    paces: [AtomicU64; 2],
+    blocks: [AtomicU32; 2],
+}
+
+/// A [`Trial`]'s forms.
+const ONE_THREAD: u8 = 0;
+const GROUP: u8 = 1;
+/// No form: a worker's first block, or one after the trial decided.
+const NO_FORM: u8 = 2;
+
+/// A [`Trial`]'s verdicts.
+const UNDECIDED: u8 = 0;
+const KEPT: u8 = 1;
+const DECLINED: u8 = 2;
+
+impl Default for Trial {
+    fn default() -> Trial {
+        Trial {
+            verdict: AtomicU8::new(UNDECIDED),
+            paces: [AtomicU64::new(u64::MAX), AtomicU64::new(u64::MAX)],
+            blocks: [AtomicU32::new(0), AtomicU32::new(0)],
+        }
+    }
+}
+
+impl Trial {
+    pub fn decided(&self) -> bool {
+        self.verdict.load(Ordering::Acquire) != UNDECIDED
+    }
+
+    /// Whether the group form was tried and kept.
+    pub fn kept(&self) -> bool {
+        self.verdict.load(Ordering::Acquire) == KEPT
+    }
+
+    /// Whether the group form was tried and found slower: the kernel runs one thread at a
+    /// time again.
+    pub fn declined(&self) -> bool {
+        self.verdict.load(Ordering::Acquire) == DECLINED
+    }
+
+    /// Counts a block of each form, at paces `one_thread` and `group` (see [`Self::record`]).
+    #[cfg(test)]
+    pub fn record_one_thread_and_group(&self, one_thread: u64, group: u64) {
+        self.record(ONE_THREAD, one_thread);
+        self.record(GROUP, group);
+    }
+
+    /// Counts a block of `form` that ran at `pace` (nanoseconds a thread, in 1/1024ths), and
+    /// decides once each form has [`TRIAL_BLOCKS`].
+    fn record(&self, form: u8, pace: u64) {
+        let f = form as usize;
+        self.paces[f].fetch_min(pace, Ordering::Relaxed);
+        let timed = self.blocks[f].fetch_add(1, Ordering::AcqRel) + 1;
+        let other = self.blocks[1 - f].load(Ordering::Acquire);
+        if timed.min(other) < TRIAL_BLOCKS {
+            return;
+        }
+        let [one_thread, group] = [0, 1].map(|f| self.paces[f].load(Ordering::Relaxed));
+        let verdict = if group <= one_thread { KEPT } else { DECLINED };
+        let _ =
+            self.verdict
+                .compare_exchange(UNDECIDED, verdict, Ordering::AcqRel, Ordering::Relaxed);
+    }
+}
+
+/// A launch's part in its kernel's [`Trial`]: each worker runs its blocks in the one-thread
+/// and the group form in turn, timing each from its ask to its next, until the trial
+/// decides; then the kept form.
+pub(crate) struct TrialLaunch<'a> {
+    kernel: &'a CompiledKernel,
+    started: Instant,
+    block_threads: u64,
+    one_thread: BlockFn,
+    /// Per worker (by rayon's index; the last one for the launching thread): when it last
+    /// asked (nanoseconds after the launch started) and the form of the block it then got.
+    workers: Vec<(AtomicU64, AtomicU8)>,
+}
+
+impl<'a> TrialLaunch<'a> {
+    /// For a launch of blocks `block` of `kernel` (whose one-thread form is `one_thread`)
+    /// that started at `started`; `None` unless the kernel has its group form and has not
+    /// decided its trial, and the blocks are a multiple of the widest group wide (where the
+    /// group form runs groups whatever its width).
+    pub fn new(
+        kernel: &'a CompiledKernel,
+        started: Instant,
+        block: ptxjit_runtime::Dim3,
+        one_thread: BlockFn,
+    ) -> Option<TrialLaunch<'a>> {
+        let groups = block.x.is_multiple_of(WIDEST as u32);
+        if !groups || kernel.grouped.ready().is_none() || kernel.trial.decided() {
+            return None;
+        }
+        let block_threads = block.count();
+        let workers = ptxjit_runtime::workers::count() + 1;
+        Some(TrialLaunch {
+            kernel,
+            started,
+            block_threads: block_threads.max(1),
+            one_thread,
+            workers: (0..workers)
+                .map(|_| (AtomicU64::new(0), AtomicU8::new(NO_FORM)))
+                .collect(),
+        })
+    }
+}
+
+impl Upgrade for TrialLaunch<'_> {
+    fn block_fn(&self) -> Poll {
+        let trial = &self.kernel.trial;
+        let slot = rayon::current_thread_index().unwrap_or(self.workers.len() - 1);
+        let Some((at, ran)) = self.workers.get(slot) else {
+            return Poll::At(u32::MAX);
+        };
+        // (Each worker writes its own slot only.)
+        let now = self.started.elapsed().as_nanos().min(u64::MAX as u128) as u64;
+        let previous = at.swap(now, Ordering::Relaxed);
+        let form = ran.load(Ordering::Relaxed);
+        if form != NO_FORM && !trial.decided() {
+            let pace = now.saturating_sub(previous).saturating_mul(1024) / self.block_threads;
+            trial.record(form, pace);
+        }
+        let next = match trial.verdict.load(Ordering::Acquire) {
+            UNDECIDED if form == ONE_THREAD => GROUP,
+            UNDECIDED => ONE_THREAD,
+            _ => NO_FORM,
+        };
+        ran.store(next, Ordering::Relaxed);
+        // (The launch's own form is the group form: see `Kernel::launch_with`.)
+        if next == ONE_THREAD || trial.declined() {
+            Poll::HandOver(self.one_thread)
+        } else {
+            Poll::At(u32::MAX)
+        }
+    }
+
+    fn poll(&self, _done: u32) -> Poll {
+        Poll::At(u32::MAX)
     }
 }
 
@@ -515,6 +676,37 @@ mod tests {
             "a block of 1,024 threads of 15 ns: no poll"
         );
         assert_eq!(poll_interval(0), 20_000 * 1024);
+    }
+
+    #[test]
+    fn a_trial_keeps_the_group_form_unless_its_fastest_block_was_slower() {
+        for (one_thread, group, kept) in
+            [(2000, 1000, true), (1000, 1000, true), (1000, 1001, false)]
+        {
+            let trial = Trial::default();
+            for b in 0..TRIAL_BLOCKS {
+                assert!(!trial.decided(), "after {b} blocks of each");
+                // The fastest block decides; the others ran slower.
+                trial.record(ONE_THREAD, one_thread + 50 * b as u64);
+                trial.record(GROUP, group + 70 * b as u64);
+            }
+            assert!(trial.decided());
+            assert_eq!(trial.kept(), kept, "{one_thread} vs {group}");
+            assert_eq!(trial.declined(), !kept);
+        }
+    }
+
+    #[test]
+    fn a_trial_decides_once_both_forms_have_their_blocks() {
+        let trial = Trial::default();
+        for _ in 0..3 * TRIAL_BLOCKS {
+            trial.record(GROUP, 10);
+        }
+        assert!(!trial.decided());
+        for _ in 0..TRIAL_BLOCKS {
+            trial.record(ONE_THREAD, 5);
+        }
+        assert!(trial.declined());
     }
 
     #[test]
