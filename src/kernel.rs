@@ -896,7 +896,7 @@ mod tier_tests {
     }
 
     #[test]
-    fn a_kernel_that_does_not_widen_is_settled_in_its_group_form() {
+    fn a_kernel_that_does_not_widen_is_settled_once_its_group_form_is_tried() {
         let (_m, kernel) = fresh("<tier: not wide>");
         let wide = &compiled(&kernel).wide;
         assert!(wide.decided() && wide.ready().is_none());
