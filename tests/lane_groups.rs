@@ -616,6 +616,70 @@ fn selp_of_every_width_matches_one_thread_at_a_time() {
     }
 }
 
+#[test]
+fn half_sign_and_order_vector_forms_match_one_thread_at_a_time() {
+    // Pairs of hashed halves (NaNs, infinities and subnormals among them), f16 and bf16.
+    for ty in ["f16x2", "bf16x2"] {
+        for op in ["neg", "abs", "neg.ftz", "abs.ftz"] {
+            if ty == "bf16x2" && op.ends_with("ftz") {
+                continue;
+            }
+            same_as_one_thread(&format!("{op}.{ty} %r8, %r5;"));
+        }
+        for op in ["min", "max", "min.NaN", "max.NaN", "min.ftz", "max.ftz.NaN"] {
+            if ty == "bf16x2" && op.contains("ftz") {
+                continue;
+            }
+            same_as_one_thread(&format!("{op}.{ty} %r8, %r5, %r6;"));
+            same_as_one_thread(&format!("{op}.{ty} %r8, %r5, %r5;"));
+            // Against +0 and −0, and a NaN, the same in every lane.
+            for c in ["0x00008000", "0x80000000", "0x7E017E01"] {
+                same_as_one_thread(&format!("{op}.{ty} %r8, %r5, {c};"));
+            }
+        }
+    }
+    for ty in ["f16", "bf16"] {
+        for op in ["neg", "abs", "min", "max.NaN"] {
+            let srcs = if op.starts_with('m') {
+                "%rs1, %rs2"
+            } else {
+                "%rs1"
+            };
+            same_as_one_thread(&format!("{op}.{ty} %rs3, {srcs};\ncvt.u32.u16 %r8, %rs3;"));
+        }
+    }
+}
+
+#[test]
+fn half_sign_and_order_vector_forms_match_one_thread_for_every_half() {
+    // Lane i: a = the half i, b = another half of i's (both halves of a pair the same).
+    for op in [
+        "min.f16",
+        "max.f16",
+        "min.NaN.f16",
+        "max.ftz.f16",
+        "min.bf16",
+        "max.NaN.bf16",
+        "neg.f16",
+        "abs.ftz.f16",
+        "abs.bf16",
+    ] {
+        let srcs = if op.starts_with('m') {
+            "%rs1, %rs2"
+        } else {
+            "%rs1"
+        };
+        let ptx = kernel(&format!(
+            ".reg .b16 %rs<4>;\ncvt.u16.u32 %rs1, %r4;\nmul.lo.u32 %r5, %r4, 40503;\n\
+             shr.u32 %r5, %r5, 3;\ncvt.u16.u32 %rs2, %r5;\n{op} %rs3, {srcs};\n\
+             cvt.u32.u16 %r8, %rs3;\nst.global.u32 [%rd3], %r8;\nret;"
+        ));
+        let want = run(&ptx, LaneGroups::Off, 1024, [64, 1, 1], 0);
+        let got = run(&ptx, LaneGroups::AlwaysForBlockX(64), 1024, [64, 1, 1], 0);
+        assert!(got == want, "{op}");
+    }
+}
+
 /// Loads and stores: contiguous lanes (one range check) and a stride (lane by lane), of 32-
 /// and 16-bit values.
 #[test]

@@ -25,6 +25,7 @@ use crate::frontend::checked::{
 use crate::types::PtxType;
 
 mod bits;
+mod half_bits;
 
 /// A register's value in every lane: its vectors, lanes 0.. first.
 type Wide = Vec<Value>;
@@ -74,7 +75,9 @@ impl Translator<'_, '_> {
                 ty,
                 ftz: false,
             } => self.v_setp(cmp, ty, a),
-            Op::Float { op, ty, mods } if ty.is_half() => self.v_half(op, ty, mods, a),
+            Op::Float { op, ty, mods } if ty.is_half() => {
+                Ok(self.v_half_bits(op, ty, mods, a)? || self.v_half(op, ty, mods, a)?)
+            }
             Op::Float {
                 op,
                 ty: PtxType::F32,

@@ -16,7 +16,7 @@ use crate::lower::{LResult, Translator, data::bits_type};
 use crate::types::PtxType;
 
 /// How a vector of one lane type is read as another: the lanes' bytes in memory order.
-fn lane_order() -> MemFlagsData {
+pub(super) fn lane_order() -> MemFlagsData {
     MemFlagsData::new().with_endianness(Endianness::Little)
 }
 
