@@ -680,6 +680,42 @@ fn half_sign_and_order_vector_forms_match_one_thread_for_every_half() {
     }
 }
 
+#[test]
+fn conversions_between_halves_and_f32_match_one_thread_at_a_time() {
+    for ty in ["f16", "bf16"] {
+        for m in ["", ".ftz"] {
+            same_as_one_thread(&format!("cvt{m}.f32.{ty} %f3, %rs1;\nmov.b32 %r8, %f3;"));
+            same_as_one_thread(&format!(
+                "cvt.rn{m}.{ty}.f32 %rs3, %f1;\ncvt.rn{m}.{ty}.f32 %rs4, %f2;\n\
+                 mov.b32 %r8, {{%rs3, %rs4}};"
+            ));
+        }
+    }
+}
+
+#[test]
+fn conversions_between_halves_and_f32_match_one_thread_for_every_half_and_many_floats() {
+    // Lane i: the half i widened; f32s i × a large odd number (every sign and exponent) and
+    // i × 2^15 (the positive range in even steps), narrowed.
+    for body in [
+        "cvt.f32.f16 %f3, %rs1;\nmov.b32 %r8, %f3;",
+        "cvt.ftz.f32.bf16 %f3, %rs1;\nmov.b32 %r8, %f3;",
+        "cvt.rn.f16.f32 %rs2, %f1;\ncvt.rn.f16.f32 %rs3, %f2;\nmov.b32 %r8, {%rs2, %rs3};",
+        "cvt.rn.bf16.f32 %rs2, %f1;\ncvt.rn.ftz.bf16.f32 %rs3, %f2;\n\
+         mov.b32 %r8, {%rs2, %rs3};",
+        "cvt.rn.ftz.f16.f32 %rs2, %f1;\ncvt.rn.bf16.f32 %rs3, %f2;\nmov.b32 %r8, {%rs2, %rs3};",
+    ] {
+        let ptx = kernel(&format!(
+            ".reg .b16 %rs<4>;\n.reg .f32 %f<4>;\ncvt.u16.u32 %rs1, %r4;\n\
+             mul.lo.u32 %r5, %r4, -1640531535;\nmov.b32 %f1, %r5;\nshl.b32 %r6, %r4, 15;\n\
+             mov.b32 %f2, %r6;\n{body}\nst.global.u32 [%rd3], %r8;\nret;"
+        ));
+        let want = run(&ptx, LaneGroups::Off, 1024, [64, 1, 1], 0);
+        let got = run(&ptx, LaneGroups::AlwaysForBlockX(64), 1024, [64, 1, 1], 0);
+        assert!(got == want, "{body}");
+    }
+}
+
 /// Loads and stores: contiguous lanes (one range check) and a stride (lane by lane), of 32-
 /// and 16-bit values.
 #[test]

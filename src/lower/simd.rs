@@ -26,6 +26,7 @@ use crate::types::PtxType;
 
 mod bits;
 mod half_bits;
+mod half_cvt;
 
 /// A register's value in every lane: its vectors, lanes 0.. first.
 type Wide = Vec<Value>;
@@ -44,7 +45,10 @@ pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
             | Op::Ld { vec: 1, .. }
             | Op::St { vec: 1, .. } => true,
             Op::Cvt { dst, src, mods } => {
-                dst.is_int() && src.is_int() && mods == CvtMods::default()
+                let half = |t: PtxType| matches!(t, PtxType::F16 | PtxType::BF16);
+                (dst.is_int() && src.is_int() && mods == CvtMods::default())
+                    || (half(src) && dst == PtxType::F32)
+                    || (src == PtxType::F32 && half(dst))
             }
             _ => false,
         }
@@ -66,7 +70,9 @@ impl Translator<'_, '_> {
                 Ok(true)
             }
             Op::Mov(ty) => self.v_mov_bits(ty, a),
-            Op::Cvt { dst, src, mods } if mods == CvtMods::default() => self.v_cvt_int(dst, src, a),
+            Op::Cvt { dst, src, mods } => Ok((mods == CvtMods::default()
+                && self.v_cvt_int(dst, src, a)?)
+                || self.v_cvt_half(dst, src, mods, a)?),
             Op::Selp(ty) => self.v_selp(ty, a),
             Op::Int { op, ty } => self.v_int(op, ty, a),
             Op::Setp {

@@ -198,7 +198,7 @@ impl Translator<'_, '_> {
     }
 
     /// The bytes `mask` picks from `x` then `y` (0–15 from `x`, 16–31 from `y`), as `vt`.
-    fn shuffle_bytes(&mut self, x: Value, y: Value, mask: &[u8; 16], vt: Type) -> Value {
+    pub(super) fn shuffle_bytes(&mut self, x: Value, y: Value, mask: &[u8; 16], vt: Type) -> Value {
         let bytes = |t: &mut Self, v: Value| {
             if t.b.func.dfg.value_type(v) == types::I8X16 {
                 v
@@ -220,7 +220,7 @@ impl Translator<'_, '_> {
 
 /// The bytes of part `j` (0 low, 1 high) of the wholes of `whole` bytes in two vectors: for
 /// each whole in order, its part's bytes.
-fn unpack_mask(whole: usize, j: usize) -> [u8; 16] {
+pub(super) fn unpack_mask(whole: usize, j: usize) -> [u8; 16] {
     let part = whole / 2;
     std::array::from_fn(|i| ((i / part) * whole + j * part + i % part) as u8)
 }

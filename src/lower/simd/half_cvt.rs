@@ -1,0 +1,207 @@
+//! Vector forms of the conversions between halves and f32 that mixed-precision code runs
+//! around its arithmetic: `cvt.f32.f16`/`cvt.f32.bf16` (`.ftz`) and `cvt.rn.f16.f32`/
+//! `cvt.rn.bf16.f32` (`.ftz`), with the one-thread lowering's bits (`softfloat::
+//! half_to_f32_quiet`, `softfloat::f32_to_half_rne`): a half widens exactly, a NaN keeps
+//! its payload and is made quiet; an f32 rounds to nearest even, a NaN to the canonical
+//! NaN. The halves are integer lanes; the only float operations are exact ones, and the
+//! f32 add that rounds a subnormal result at the half's quantum, as the one-thread code's.
+
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{InstBuilder, Value, types};
+
+use super::Wide;
+use super::bits::{lane_order, unpack_mask};
+use crate::frontend::checked::{Arg, CvtMods, Rounding};
+use crate::lower::half::format_of;
+use crate::lower::{LResult, Translator};
+use crate::semantics::half::{CANONICAL_NAN, HalfFormat};
+use crate::types::PtxType;
+
+impl Translator<'_, '_> {
+    /// `cvt` between a half (scalar f16 or bf16) and f32 for the whole group; `false`
+    /// (nothing emitted) for other conversions and modifiers.
+    pub(super) fn v_cvt_half(
+        &mut self,
+        dst: PtxType,
+        src: PtxType,
+        mods: CvtMods,
+        a: &[Arg],
+    ) -> LResult<bool> {
+        let scalar_half = |t: PtxType| matches!(t, PtxType::F16 | PtxType::BF16);
+        let others = CvtMods {
+            rnd: mods.rnd,
+            ftz: mods.ftz,
+            ..CvtMods::default()
+        };
+        let widening = scalar_half(src) && dst == PtxType::F32 && mods.rnd.is_none();
+        let narrowing = src == PtxType::F32 && scalar_half(dst) && mods.rnd == Some(Rounding::Rn);
+        if mods != others
+            || !(widening || narrowing)
+            || a.len() != 2
+            || !self.v_dst_ok(&a[0], dst)
+            || !self.v_src_ok(&a[1], src)
+        {
+            return Ok(false);
+        }
+        let x = self.v_read(&a[1], src)?;
+        let v: Wide = if widening {
+            let (fmt, _) = format_of(src);
+            x.into_iter()
+                .flat_map(|h| [self.b.ins().uwiden_low(h), self.b.ins().uwiden_high(h)])
+                .collect::<Vec<_>>()
+                .into_iter()
+                .map(|h| {
+                    let mut bits = self.v_half_to_f32_bits(fmt, h);
+                    if mods.ftz {
+                        bits = self.v_flush_f32_bits(bits);
+                    }
+                    self.b.ins().bitcast(types::F32X4, lane_order(), bits)
+                })
+                .collect()
+        } else {
+            let (fmt, _) = format_of(dst);
+            let halves: Wide = x
+                .into_iter()
+                .map(|f| {
+                    let mut bits = self.b.ins().bitcast(types::I32X4, lane_order(), f);
+                    if mods.ftz {
+                        bits = self.v_flush_f32_bits(bits);
+                    }
+                    self.v_f32_bits_to_half(fmt, bits)
+                })
+                .collect();
+            halves
+                .chunks(2)
+                .map(|w| self.shuffle_bytes(w[0], w[1], &unpack_mask(4, 0), types::I16X8))
+                .collect()
+        };
+        self.v_write(&a[0], v);
+        Ok(true)
+    }
+
+    fn splat32(&mut self, x: u32) -> Value {
+        self.v_splat(types::I32X4, x as i32 as i64)
+    }
+
+    /// f32 bits of halves `h` (in the low 16 bits of 32-bit lanes): exact, a NaN made quiet.
+    fn v_half_to_f32_bits(&mut self, fmt: HalfFormat, h: Value) -> Value {
+        let sixteen = self.b.ins().iconst(types::I32, 16);
+        let thirteen = self.b.ins().iconst(types::I32, 13);
+        let (bits, magnitude) = if fmt.exp_bits == 8 {
+            // bf16 is the top half of an f32.
+            let bits = self.b.ins().ishl(h, sixteen);
+            let low = self.splat32(0x7FFF_FFFF);
+            (bits, self.b.ins().band(bits, low))
+        } else {
+            let sign_mask = self.splat32(0x8000);
+            let sign = self.b.ins().band(h, sign_mask);
+            let sign = self.b.ins().ishl(sign, sixteen);
+            let low = self.splat32(0x7FFF);
+            let mag = self.b.ins().band(h, low);
+            let placed = self.b.ins().ishl(mag, thirteen);
+            // Normal: rebias the exponent; infinity and NaN: all exponent bits.
+            let rebias = self.splat32((127 - 15) << 23);
+            let normal = self.b.ins().iadd(placed, rebias);
+            let all_ones = self.splat32(0x7F80_0000);
+            let special = self.b.ins().bor(placed, all_ones);
+            // Subnormal: its significand times 2^-24, exactly.
+            let m = self.b.ins().fcvt_from_sint(types::F32X4, mag);
+            let scale = self.b.ins().f32const(2f32.powi(-24));
+            let scale = self.b.ins().splat(types::F32X4, scale);
+            let sub = self.b.ins().fmul(m, scale);
+            let sub = self.b.ins().bitcast(types::I32X4, lane_order(), sub);
+            let smallest_normal = self.splat32(0x0400);
+            let tiny = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedLessThan, mag, smallest_normal);
+            let inf = self.splat32(0x7C00);
+            let big = self
+                .b
+                .ins()
+                .icmp(IntCC::UnsignedGreaterThanOrEqual, mag, inf);
+            let r = self.b.ins().bitselect(tiny, sub, normal);
+            let r = self.b.ins().bitselect(big, special, r);
+            let bits = self.b.ins().bor(r, sign);
+            let low = self.splat32(0x7FFF_FFFF);
+            (bits, self.b.ins().band(bits, low))
+        };
+        let inf = self.splat32(0x7F80_0000);
+        let nan = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThan, magnitude, inf);
+        let quiet_bit = self.splat32(0x0040_0000);
+        let quiet = self.b.ins().bor(bits, quiet_bit);
+        self.b.ins().bitselect(nan, quiet, bits)
+    }
+
+    /// f32 bits with a subnormal made zero of the same sign.
+    fn v_flush_f32_bits(&mut self, bits: Value) -> Value {
+        let exp_mask = self.splat32(0x7F80_0000);
+        let exp = self.b.ins().band(bits, exp_mask);
+        let zero = self.splat32(0);
+        let tiny = self.b.ins().icmp(IntCC::Equal, exp, zero);
+        let sign_mask = self.splat32(0x8000_0000);
+        let signed_zero = self.b.ins().band(bits, sign_mask);
+        self.b.ins().bitselect(tiny, signed_zero, bits)
+    }
+
+    /// Halves (in 32-bit lanes) of f32 `bits`, rounded to nearest even, a NaN canonical:
+    /// `softfloat::f32_to_half_rne`'s steps on vectors.
+    fn v_f32_bits_to_half(&mut self, fmt: HalfFormat, bits: Value) -> Value {
+        let x = self.b.ins().bitcast(types::F32X4, lane_order(), bits);
+        let is_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        let is_nan = self.b.ins().bitcast(types::I32X4, lane_order(), is_nan);
+        let nan = self.splat32(CANONICAL_NAN as u32);
+        let one = self.splat32(1);
+        let shift = |t: &mut Self, n: i64| t.b.ins().iconst(types::I32, n);
+        if fmt.exp_bits == 8 {
+            // bf16: add half an ulp minus one plus the result's low bit, then truncate.
+            let s16 = shift(self, 16);
+            let odd = self.b.ins().ushr(bits, s16);
+            let odd = self.b.ins().band(odd, one);
+            let half_ulp = self.splat32(0x7FFF);
+            let r = self.b.ins().iadd(bits, half_ulp);
+            let r = self.b.ins().iadd(r, odd);
+            let r = self.b.ins().ushr(r, s16);
+            return self.b.ins().bitselect(is_nan, nan, r);
+        }
+        let sign_mask = self.splat32(0x8000_0000);
+        let sign = self.b.ins().band(bits, sign_mask);
+        let s16 = shift(self, 16);
+        let sign = self.b.ins().ushr(sign, s16);
+        let low = self.splat32(0x7FFF_FFFF);
+        let a = self.b.ins().band(bits, low);
+        // Subnormal results: an f32 add aligns the value so the FPU rounds at the quantum.
+        let magic_bits = (((127 - 15) + (23 - 10) + 1) << 23) as u32;
+        let af = self.b.ins().bitcast(types::F32X4, lane_order(), a);
+        let magic = self.b.ins().f32const(f32::from_bits(magic_bits));
+        let magic = self.b.ins().splat(types::F32X4, magic);
+        let sum = self.b.ins().fadd(af, magic);
+        let sum = self.b.ins().bitcast(types::I32X4, lane_order(), sum);
+        let magic = self.splat32(magic_bits);
+        let subnormal = self.b.ins().isub(sum, magic);
+        // Normal results: rebias, add half an ulp minus one plus the low bit, truncate.
+        let s13 = shift(self, 13);
+        let odd = self.b.ins().ushr(a, s13);
+        let odd = self.b.ins().band(odd, one);
+        let rebias = self.splat32((((15 - 127) << 23) + 0xFFF) as u32);
+        let normal = self.b.ins().iadd(a, rebias);
+        let normal = self.b.ins().iadd(normal, odd);
+        let normal = self.b.ins().ushr(normal, s13);
+        let smallest = self.splat32(113 << 23);
+        let tiny = self.b.ins().icmp(IntCC::UnsignedLessThan, a, smallest);
+        let r = self.b.ins().bitselect(tiny, subnormal, normal);
+        // 2^16 and above (inf included) overflow; below that the normal path reaches 0x7C00.
+        let huge_from = self.splat32((127 + 16) << 23);
+        let huge = self
+            .b
+            .ins()
+            .icmp(IntCC::UnsignedGreaterThanOrEqual, a, huge_from);
+        let inf = self.splat32(0x7C00);
+        let r = self.b.ins().bitselect(huge, inf, r);
+        let r = self.b.ins().bor(r, sign);
+        self.b.ins().bitselect(is_nan, nan, r)
+    }
+}
