@@ -80,8 +80,7 @@ impl Translator<'_, '_> {
     }
 
     fn splat16(&mut self, x: u16) -> Value {
-        let x = self.b.ins().iconst(types::I16, x as i64);
-        self.b.ins().splat(types::I16X8, x)
+        self.v_splat(types::I16X8, x as i16 as i64)
     }
 
     /// Each half's magnitude bits.
@@ -97,17 +96,26 @@ impl Translator<'_, '_> {
         self.b.ins().icmp(IntCC::UnsignedGreaterThan, mag, inf)
     }
 
-    /// `.ftz`: a subnormal becomes zero of the same sign.
+    /// `.ftz` of halves.
     fn v_half_flush(&mut self, fmt: HalfFormat, h: Value) -> Value {
-        let mag = self.v_magnitude(h);
-        let smallest_normal = self.splat16(1 << fmt.mant_bits);
+        self.v_flush(h, 1 << fmt.mant_bits)
+    }
+
+    /// `.ftz` of floats' bits (halves in 16-bit lanes, f32s in 32-bit ones): a subnormal,
+    /// its magnitude under `smallest_normal`'s bits, becomes zero of the same sign.
+    pub(super) fn v_flush(&mut self, x: Value, smallest_normal: u32) -> Value {
+        let vt = self.b.func.dfg.value_type(x);
+        let sign_bit = 1i64 << (vt.lane_bits() - 1);
+        let sign_mask = self.v_splat(vt, sign_bit);
+        let magnitude_mask = self.v_splat(vt, sign_bit - 1);
+        let magnitude = self.b.ins().band(x, magnitude_mask);
+        let smallest_normal = self.v_splat(vt, smallest_normal as i64);
         let tiny = self
             .b
             .ins()
-            .icmp(IntCC::UnsignedLessThan, mag, smallest_normal);
-        let sign = self.splat16(0x8000);
-        let signed_zero = self.b.ins().band(h, sign);
-        self.b.ins().bitselect(tiny, signed_zero, h)
+            .icmp(IntCC::UnsignedLessThan, magnitude, smallest_normal);
+        let signed_zero = self.b.ins().band(x, sign_mask);
+        self.b.ins().bitselect(tiny, signed_zero, x)
     }
 
     /// The canonical NaN where `nan`, else `h`.

@@ -136,15 +136,9 @@ impl Translator<'_, '_> {
         self.b.ins().bitselect(nan, quiet, bits)
     }
 
-    /// f32 bits with a subnormal made zero of the same sign.
+    /// `.ftz` of f32 bits.
     fn v_flush_f32_bits(&mut self, bits: Value) -> Value {
-        let exp_mask = self.splat32(0x7F80_0000);
-        let exp = self.b.ins().band(bits, exp_mask);
-        let zero = self.splat32(0);
-        let tiny = self.b.ins().icmp(IntCC::Equal, exp, zero);
-        let sign_mask = self.splat32(0x8000_0000);
-        let signed_zero = self.b.ins().band(bits, sign_mask);
-        self.b.ins().bitselect(tiny, signed_zero, bits)
+        self.v_flush(bits, 0x0080_0000)
     }
 
     /// Halves (in 32-bit lanes) of f32 `bits`, rounded to nearest even, a NaN canonical:
