@@ -617,7 +617,8 @@ impl Upgrade for TrialLaunch<'_> {
         }
         let n = w.asks.fetch_add(1, Ordering::Relaxed);
         let next = match trial.verdict.load(Ordering::Acquire) {
-            UNDECIDED => (n.count_ones() % 2) as u8,
+            UNDECIDED if n.count_ones() % 2 == 0 => ONE_THREAD,
+            UNDECIDED => GROUP,
             _ => NO_FORM,
         };
         w.ran.store(next, Ordering::Relaxed);
