@@ -213,6 +213,20 @@ pub fn half_to_f32_quiet(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> 
     b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
 }
 
+/// The constants of [`f32_to_half_rne`]'s f16 steps, shared with the lane groups' vector
+/// form of it (`simd::half_cvt`).
+pub mod f32_to_f16_rne {
+    /// Added as an f32 to a magnitude below f16's normal range: the sum's low bits are the
+    /// f16 subnormal's, rounded at its quantum by the FPU.
+    pub const SUBNORMAL_MAGIC: u32 = ((127 - 15) + (23 - 10) + 1) << 23;
+    /// Added to a normal magnitude's bits: the exponent rebiased, and half an ulp minus one.
+    pub const REBIAS_HALF_ULP: u32 = (((15 - 127) << 23) + 0xFFF) as u32;
+    /// Magnitudes below this (2^-14, f16's smallest normal) round to subnormals.
+    pub const SMALLEST_NORMAL: u32 = 113 << 23;
+    /// Magnitudes from this (2^16, infinity included) on overflow.
+    pub const OVERFLOW: u32 = (127 + 16) << 23;
+}
+
 /// Rounds an f32 to half bits to nearest even (NaN → canonical): the classic bit tricks,
 /// correct for every input.
 pub fn f32_to_half_rne(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value) -> Value {
@@ -233,24 +247,32 @@ pub fn f32_to_half_rne(b: &mut FunctionBuilder, fmt: HalfFormat, x: Value) -> Va
     let sign = b.ins().ushr_imm_u(sign, 16);
     let a = b.ins().band_imm_u(bits, 0x7FFF_FFFF);
     // Subnormal results: an f32 add aligns the value so the FPU rounds at the f16 quantum.
-    let magic_bits = ((127 - 15) + (23 - 10) + 1) << 23;
+    let magic_bits = f32_to_f16_rne::SUBNORMAL_MAGIC;
     let af = b.ins().bitcast(types::F32, MemFlagsData::new(), a);
-    let magic = b.ins().f32const(f32::from_bits(magic_bits as u32));
+    let magic = b.ins().f32const(f32::from_bits(magic_bits));
     let sum = b.ins().fadd(af, magic);
     let sum = b.ins().bitcast(types::I32, MemFlagsData::new(), sum);
     let subnormal = b.ins().iadd_imm_s(sum, -(magic_bits as i64));
     // Normal results: rebias, add half an ulp minus one plus the low bit, truncate.
     let odd = b.ins().ushr_imm_u(a, 13);
     let odd = b.ins().band_imm_u(odd, 1);
-    let normal = b.ins().iadd_imm_s(a, (((15 - 127) << 23) + 0xFFF) as i64);
+    let normal = b
+        .ins()
+        .iadd_imm_s(a, f32_to_f16_rne::REBIAS_HALF_ULP as i32 as i64);
     let normal = b.ins().iadd(normal, odd);
     let normal = b.ins().ushr_imm_u(normal, 13);
-    let tiny = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, a, 113 << 23);
+    let tiny = b.ins().icmp_imm_u(
+        IntCC::UnsignedLessThan,
+        a,
+        f32_to_f16_rne::SMALLEST_NORMAL as i64,
+    );
     let r = b.ins().select(tiny, subnormal, normal);
     // 2^16 and above (inf included) overflow; below that the normal path reaches 0x7C00 itself.
-    let huge = b
-        .ins()
-        .icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, a, (127 + 16) << 23);
+    let huge = b.ins().icmp_imm_u(
+        IntCC::UnsignedGreaterThanOrEqual,
+        a,
+        f32_to_f16_rne::OVERFLOW as i64,
+    );
     let inf = b.ins().iconst(types::I32, 0x7C00);
     let r = b.ins().select(huge, inf, r);
     let r = b.ins().bor(r, sign);

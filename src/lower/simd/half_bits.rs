@@ -79,20 +79,16 @@ impl Translator<'_, '_> {
         }
     }
 
-    fn splat16(&mut self, x: u16) -> Value {
-        self.v_splat(types::I16X8, x as i16 as i64)
-    }
-
     /// Each half's magnitude bits.
     fn v_magnitude(&mut self, h: Value) -> Value {
-        let mask = self.splat16(0x7FFF);
+        let mask = self.v_splat(types::I16X8, 0x7FFF);
         self.b.ins().band(h, mask)
     }
 
     /// Lanes that hold a NaN, as masks.
     fn v_half_is_nan(&mut self, fmt: HalfFormat, h: Value) -> Value {
         let mag = self.v_magnitude(h);
-        let inf = self.splat16(fmt.inf_bits());
+        let inf = self.v_splat(types::I16X8, i64::from(fmt.inf_bits()));
         self.b.ins().icmp(IntCC::UnsignedGreaterThan, mag, inf)
     }
 
@@ -120,7 +116,7 @@ impl Translator<'_, '_> {
 
     /// The canonical NaN where `nan`, else `h`.
     fn v_half_nan_if(&mut self, nan: Value, h: Value) -> Value {
-        let canonical = self.splat16(CANONICAL_NAN);
+        let canonical = self.v_splat(types::I16X8, i64::from(CANONICAL_NAN));
         self.b.ins().bitselect(nan, canonical, h)
     }
 
@@ -128,7 +124,7 @@ impl Translator<'_, '_> {
         let r = if op == FloatOp::Abs {
             self.v_magnitude(h)
         } else {
-            let sign = self.splat16(0x8000);
+            let sign = self.v_splat(types::I16X8, 0x8000);
             self.b.ins().bxor(h, sign)
         };
         let nan = self.v_half_is_nan(fmt, h);

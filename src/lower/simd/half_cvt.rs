@@ -13,6 +13,7 @@ use super::Wide;
 use super::bits::{lane_order, unpack_mask};
 use crate::frontend::checked::{Arg, CvtMods, Rounding};
 use crate::lower::half::format_of;
+use crate::lower::softfloat::f32_to_f16_rne;
 use crate::lower::{LResult, Translator};
 use crate::semantics::half::{CANONICAL_NAN, HalfFormat};
 use crate::types::PtxType;
@@ -79,10 +80,6 @@ impl Translator<'_, '_> {
         Ok(true)
     }
 
-    fn splat32(&mut self, x: u32) -> Value {
-        self.v_splat(types::I32X4, x as i32 as i64)
-    }
-
     /// f32 bits of halves `h` (in the low 16 bits of 32-bit lanes): exact, a NaN made quiet.
     fn v_half_to_f32_bits(&mut self, fmt: HalfFormat, h: Value) -> Value {
         let sixteen = self.b.ins().iconst(types::I32, 16);
@@ -90,19 +87,19 @@ impl Translator<'_, '_> {
         let (bits, magnitude) = if fmt.exp_bits == 8 {
             // bf16 is the top half of an f32.
             let bits = self.b.ins().ishl(h, sixteen);
-            let low = self.splat32(0x7FFF_FFFF);
+            let low = self.v_splat(types::I32X4, 0x7FFF_FFFF);
             (bits, self.b.ins().band(bits, low))
         } else {
-            let sign_mask = self.splat32(0x8000);
+            let sign_mask = self.v_splat(types::I32X4, 0x8000);
             let sign = self.b.ins().band(h, sign_mask);
             let sign = self.b.ins().ishl(sign, sixteen);
-            let low = self.splat32(0x7FFF);
+            let low = self.v_splat(types::I32X4, 0x7FFF);
             let mag = self.b.ins().band(h, low);
             let placed = self.b.ins().ishl(mag, thirteen);
             // Normal: rebias the exponent; infinity and NaN: all exponent bits.
-            let rebias = self.splat32((127 - 15) << 23);
+            let rebias = self.v_splat(types::I32X4, (127 - 15) << 23);
             let normal = self.b.ins().iadd(placed, rebias);
-            let all_ones = self.splat32(0x7F80_0000);
+            let all_ones = self.v_splat(types::I32X4, 0x7F80_0000);
             let special = self.b.ins().bor(placed, all_ones);
             // Subnormal: its significand times 2^-24, exactly.
             let m = self.b.ins().fcvt_from_sint(types::F32X4, mag);
@@ -110,12 +107,12 @@ impl Translator<'_, '_> {
             let scale = self.b.ins().splat(types::F32X4, scale);
             let sub = self.b.ins().fmul(m, scale);
             let sub = self.b.ins().bitcast(types::I32X4, lane_order(), sub);
-            let smallest_normal = self.splat32(0x0400);
+            let smallest_normal = self.v_splat(types::I32X4, 0x0400);
             let tiny = self
                 .b
                 .ins()
                 .icmp(IntCC::UnsignedLessThan, mag, smallest_normal);
-            let inf = self.splat32(0x7C00);
+            let inf = self.v_splat(types::I32X4, 0x7C00);
             let big = self
                 .b
                 .ins()
@@ -123,15 +120,15 @@ impl Translator<'_, '_> {
             let r = self.b.ins().bitselect(tiny, sub, normal);
             let r = self.b.ins().bitselect(big, special, r);
             let bits = self.b.ins().bor(r, sign);
-            let low = self.splat32(0x7FFF_FFFF);
+            let low = self.v_splat(types::I32X4, 0x7FFF_FFFF);
             (bits, self.b.ins().band(bits, low))
         };
-        let inf = self.splat32(0x7F80_0000);
+        let inf = self.v_splat(types::I32X4, 0x7F80_0000);
         let nan = self
             .b
             .ins()
             .icmp(IntCC::UnsignedGreaterThan, magnitude, inf);
-        let quiet_bit = self.splat32(0x0040_0000);
+        let quiet_bit = self.v_splat(types::I32X4, 0x0040_0000);
         let quiet = self.b.ins().bor(bits, quiet_bit);
         self.b.ins().bitselect(nan, quiet, bits)
     }
@@ -147,53 +144,53 @@ impl Translator<'_, '_> {
         let x = self.b.ins().bitcast(types::F32X4, lane_order(), bits);
         let is_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
         let is_nan = self.b.ins().bitcast(types::I32X4, lane_order(), is_nan);
-        let nan = self.splat32(CANONICAL_NAN as u32);
-        let one = self.splat32(1);
+        let nan = self.v_splat(types::I32X4, i64::from(CANONICAL_NAN));
+        let one = self.v_splat(types::I32X4, 1);
         let shift = |t: &mut Self, n: i64| t.b.ins().iconst(types::I32, n);
         if fmt.exp_bits == 8 {
             // bf16: add half an ulp minus one plus the result's low bit, then truncate.
             let s16 = shift(self, 16);
             let odd = self.b.ins().ushr(bits, s16);
             let odd = self.b.ins().band(odd, one);
-            let half_ulp = self.splat32(0x7FFF);
+            let half_ulp = self.v_splat(types::I32X4, 0x7FFF);
             let r = self.b.ins().iadd(bits, half_ulp);
             let r = self.b.ins().iadd(r, odd);
             let r = self.b.ins().ushr(r, s16);
             return self.b.ins().bitselect(is_nan, nan, r);
         }
-        let sign_mask = self.splat32(0x8000_0000);
+        let sign_mask = self.v_splat(types::I32X4, 0x8000_0000);
         let sign = self.b.ins().band(bits, sign_mask);
         let s16 = shift(self, 16);
         let sign = self.b.ins().ushr(sign, s16);
-        let low = self.splat32(0x7FFF_FFFF);
+        let low = self.v_splat(types::I32X4, 0x7FFF_FFFF);
         let a = self.b.ins().band(bits, low);
         // Subnormal results: an f32 add aligns the value so the FPU rounds at the quantum.
-        let magic_bits = (((127 - 15) + (23 - 10) + 1) << 23) as u32;
+        let magic_bits = f32_to_f16_rne::SUBNORMAL_MAGIC;
         let af = self.b.ins().bitcast(types::F32X4, lane_order(), a);
         let magic = self.b.ins().f32const(f32::from_bits(magic_bits));
         let magic = self.b.ins().splat(types::F32X4, magic);
         let sum = self.b.ins().fadd(af, magic);
         let sum = self.b.ins().bitcast(types::I32X4, lane_order(), sum);
-        let magic = self.splat32(magic_bits);
+        let magic = self.v_splat(types::I32X4, i64::from(magic_bits));
         let subnormal = self.b.ins().isub(sum, magic);
         // Normal results: rebias, add half an ulp minus one plus the low bit, truncate.
         let s13 = shift(self, 13);
         let odd = self.b.ins().ushr(a, s13);
         let odd = self.b.ins().band(odd, one);
-        let rebias = self.splat32((((15 - 127) << 23) + 0xFFF) as u32);
+        let rebias = self.v_splat(types::I32X4, i64::from(f32_to_f16_rne::REBIAS_HALF_ULP));
         let normal = self.b.ins().iadd(a, rebias);
         let normal = self.b.ins().iadd(normal, odd);
         let normal = self.b.ins().ushr(normal, s13);
-        let smallest = self.splat32(113 << 23);
+        let smallest = self.v_splat(types::I32X4, i64::from(f32_to_f16_rne::SMALLEST_NORMAL));
         let tiny = self.b.ins().icmp(IntCC::UnsignedLessThan, a, smallest);
         let r = self.b.ins().bitselect(tiny, subnormal, normal);
         // 2^16 and above (inf included) overflow; below that the normal path reaches 0x7C00.
-        let huge_from = self.splat32((127 + 16) << 23);
+        let huge_from = self.v_splat(types::I32X4, i64::from(f32_to_f16_rne::OVERFLOW));
         let huge = self
             .b
             .ins()
             .icmp(IntCC::UnsignedGreaterThanOrEqual, a, huge_from);
-        let inf = self.splat32(0x7C00);
+        let inf = self.v_splat(types::I32X4, 0x7C00);
         let r = self.b.ins().bitselect(huge, inf, r);
         let r = self.b.ins().bor(r, sign);
         self.b.ins().bitselect(is_nan, nan, r)
