@@ -680,6 +680,75 @@ fn half_sign_and_order_vector_forms_match_one_thread_for_every_half() {
     }
 }
 
+const FLOAT_CMPS: [&str; 14] = [
+    "eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan",
+];
+
+#[test]
+fn half_comparison_vector_forms_match_one_thread_at_a_time() {
+    // Pairs of hashed halves (NaNs, infinities and subnormals among them), against
+    // themselves and against ±0 and a NaN the same in every lane.
+    let both = "selp.u32 %r8, 1, 0, %p1;\nselp.u32 %r7, 2, 0, %p2;\nor.b32 %r8, %r8, %r7;";
+    for ty in ["f16x2", "bf16x2"] {
+        let ftz = if ty == "f16x2" { ".ftz" } else { "" };
+        for cmp in FLOAT_CMPS {
+            for (x, y) in [("%r5", "%r6"), ("%r5", "%r5"), ("%r5", "0x80000000")] {
+                same_as_one_thread(&format!("setp.{cmp}{ftz}.{ty} %p1|%p2, {x}, {y};\n{both}"));
+            }
+            same_as_one_thread(&format!("set.{cmp}.u32.{ty} %r8, %r5, %r6;"));
+            same_as_one_thread(&format!("set.{cmp}{ftz}.{ty}.{ty} %r8, %r6, 0x7E010000;"));
+        }
+        // A BoolOp with a predicate that varies.
+        same_as_one_thread(&format!("setp.lt.and.{ty} %p1|%p2, %r5, %r6, %p3;\n{both}"));
+        same_as_one_thread(&format!("set.geu.xor.u32.{ty} %r8, %r5, %r6, %p3;"));
+    }
+    for ty in ["f16", "bf16"] {
+        let ftz = if ty == "f16" { ".ftz" } else { "" };
+        for cmp in FLOAT_CMPS {
+            same_as_one_thread(&format!("setp.{cmp}.{ty} %p1|%p2, %rs1, %rs2;\n{both}"));
+            same_as_one_thread(&format!(
+                "set.{cmp}.{ty}.{ty} %rs3, %rs1, %rs2;\ncvt.u32.u16 %r8, %rs3;"
+            ));
+            same_as_one_thread(&format!("set.{cmp}{ftz}.u32.{ty} %r8, %rs1, 0x8000;"));
+            same_as_one_thread(&format!(
+                "set.{cmp}.u16.{ty} %rs3, %rs2, %rs2;\ncvt.u32.u16 %r8, %rs3;"
+            ));
+        }
+        same_as_one_thread(&format!(
+            "setp.gt.or.{ty} %p1|%p2, %rs1, %rs2, %p3;\n{both}"
+        ));
+        same_as_one_thread(&format!(
+            "set.ne.and.s16.{ty} %rs3, %rs1, %rs2, %p3;\ncvt.u32.u16 %r8, %rs3;"
+        ));
+    }
+}
+
+#[test]
+fn half_comparisons_match_one_thread_for_every_half() {
+    // Lane i: a = the half i, b = another half of i's; each comparison a bit of the result.
+    for (ty, ftz) in [("f16", ""), ("f16", ".ftz"), ("bf16", "")] {
+        let compares: String = FLOAT_CMPS
+            .iter()
+            .enumerate()
+            .map(|(bit, cmp)| {
+                format!(
+                    "setp.{cmp}{ftz}.{ty} %p1, %rs1, %rs2;\nselp.u32 %r7, {}, 0, %p1;\n\
+                     or.b32 %r8, %r8, %r7;\n",
+                    1u32 << bit
+                )
+            })
+            .collect();
+        let ptx = kernel(&format!(
+            ".reg .b16 %rs<4>;\ncvt.u16.u32 %rs1, %r4;\nmul.lo.u32 %r5, %r4, 40503;\n\
+             shr.u32 %r5, %r5, 3;\ncvt.u16.u32 %rs2, %r5;\nmov.u32 %r8, 0;\n{compares}\
+             st.global.u32 [%rd3], %r8;\nret;"
+        ));
+        let want = run(&ptx, LaneGroups::Off, 1024, [64, 1, 1], 0);
+        let got = run(&ptx, LaneGroups::AlwaysForBlockX(64), 1024, [64, 1, 1], 0);
+        assert!(got == want, "{ty}{ftz}");
+    }
+}
+
 #[test]
 fn conversions_between_halves_and_f32_match_one_thread_at_a_time() {
     for ty in ["f16", "bf16"] {
@@ -727,6 +796,28 @@ fn memory_vector_forms_match_one_thread_at_a_time() {
         "st.global.u16 [%rd3], %rs1;\nst.global.u16 [%rd3+2], %rs2;\nld.global.u16 %rs3, [%rd3+2];\n\
          cvt.u32.u16 %r8, %rs3;",
     );
+}
+
+/// Byte and halfword accesses to and from wider registers, contiguous across the lanes: a
+/// store keeps the register's low bytes, a load extends by the access type's signedness.
+#[test]
+fn accesses_narrower_than_their_register_match_one_thread_at_a_time() {
+    // 256 threads: bytes at out + t, halfwords at out + 256 + 2t, bytes again at out + 768 + t.
+    let ptx = kernel(
+        ".reg .b16 %rs<4>;\n.reg .b64 %rw<4>;\n\
+         mul.lo.u32 %r5, %r4, -1640531535;\ncvt.u16.u32 %rs1, %r4;\n\
+         cvt.u64.u32 %rw1, %r4;\nadd.s64 %rw1, %rd1, %rw1;\nmul.wide.u32 %rw2, %r4, 2;\n\
+         add.s64 %rw2, %rd1, %rw2;\n\
+         st.global.u8 [%rw1], %r5;\nld.global.s8 %r6, [%rw1];\nld.global.u8 %rs2, [%rw1];\n\
+         st.global.u16 [%rw2+256], %r6;\nld.global.s16 %r7, [%rw2+256];\n\
+         ld.global.u8 %r8, [%rw1];\nadd.u32 %r7, %r7, %r8;\nadd.u16 %rs2, %rs2, %rs1;\n\
+         st.global.u8 [%rw1+768], %rs2;\nst.global.u16 [%rw2+256], %r7;\nret;",
+    );
+    let want = run(&ptx, LaneGroups::Off, 4, [64, 1, 1], 0);
+    assert!(want[..64].iter().any(|&w| w != 0), "bytes stored");
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert_eq!(run(&ptx, groups, 4, [64, 1, 1], 0), want, "{groups:?}");
+    }
 }
 
 #[test]

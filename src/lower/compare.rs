@@ -1,7 +1,7 @@
 //! Comparisons: `setp` on integers, f32/f64 and half types.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
-use cranelift_codegen::ir::{InstBuilder, Value, types};
+use cranelift_codegen::ir::{InstBuilder, Type, Value, types};
 
 use super::half::format_of;
 use super::softfloat;
@@ -48,6 +48,24 @@ pub(super) fn int_cc(cmp: CmpOp, signed: bool) -> Option<IntCC> {
         (Ge | Hs, false) => IntCC::UnsignedGreaterThanOrEqual,
         _ => return None,
     })
+}
+
+/// What `set` writes for "true" into `dst` (per 16-bit lane for pair sources, `x2`), and
+/// the type of that lane: 1.0 in a float destination, all ones in an integer one.
+pub(super) fn set_true_value(dst: PtxType, x2: bool) -> (u64, Type) {
+    let bits = match dst {
+        PtxType::F16 | PtxType::F16x2 => crate::semantics::half::F16.one() as u64,
+        PtxType::BF16 | PtxType::BF16x2 => crate::semantics::half::BF16.one() as u64,
+        PtxType::F32 => 1.0f32.to_bits() as u64,
+        _ if x2 || dst.size() == 2 => 0xFFFF,
+        _ => 0xFFFF_FFFF,
+    };
+    let lane = if x2 || dst.size() == 2 {
+        types::I16
+    } else {
+        types::I32
+    };
+    (bits, lane)
 }
 
 impl Translator<'_, '_> {
@@ -175,20 +193,7 @@ impl Translator<'_, '_> {
         a: &[Arg],
     ) -> LResult {
         let results = self.compare_lanes(cmp, bool_op, src, ftz, a)?;
-        let x2 = results.len() == 2;
-        // The value written for "true" (per lane for x2 sources).
-        let true_bits: u64 = match dst {
-            PtxType::F16 | PtxType::F16x2 => crate::semantics::half::F16.one() as u64,
-            PtxType::BF16 | PtxType::BF16x2 => crate::semantics::half::BF16.one() as u64,
-            PtxType::F32 => 1.0f32.to_bits() as u64,
-            _ if x2 || dst.size() == 2 => 0xFFFF,
-            _ => 0xFFFF_FFFF,
-        };
-        let lane_ty = if x2 || dst.size() == 2 {
-            types::I16
-        } else {
-            types::I32
-        };
+        let (true_bits, lane_ty) = set_true_value(dst, results.len() == 2);
         let lanes: Vec<Value> = results
             .into_iter()
             .map(|t| {

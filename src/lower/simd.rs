@@ -15,6 +15,7 @@ use cranelift_codegen::ir::{
     ConstantData, InstBuilder, MemFlagsData, StackSlotData, StackSlotKind, Type, Value, types,
 };
 
+use super::data::bits_type;
 use super::lanes::vector_of;
 use super::{LResult, Translator};
 use crate::frontend::ast::StateSpace;
@@ -26,6 +27,7 @@ use crate::types::PtxType;
 
 mod bits;
 mod half_bits;
+mod half_cmp;
 mod half_cvt;
 
 /// A register's value in every lane: its vectors, lanes 0.. first.
@@ -44,6 +46,7 @@ pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
             | Op::Float { .. }
             | Op::Ld { vec: 1, .. }
             | Op::St { vec: 1, .. } => true,
+            Op::Set { src, .. } => src.is_half(),
             Op::Cvt { dst, src, mods } => {
                 let half = |t: PtxType| matches!(t, PtxType::F16 | PtxType::BF16);
                 (dst.is_int() && src.is_int() && mods == CvtMods::default())
@@ -75,6 +78,19 @@ impl Translator<'_, '_> {
                 || self.v_cvt_half(dst, src, mods, a)?),
             Op::Selp(ty) => self.v_selp(ty, a),
             Op::Int { op, ty } => self.v_int(op, ty, a),
+            Op::Setp {
+                cmp,
+                bool_op,
+                ty,
+                ftz,
+            } if ty.is_half() => self.v_half_setp(cmp, bool_op, ty, ftz, a),
+            Op::Set {
+                cmp,
+                bool_op,
+                dst,
+                src,
+                ftz,
+            } if src.is_half() => self.v_half_set(cmp, bool_op, dst, src, ftz, a),
             Op::Setp {
                 cmp,
                 bool_op: None,
@@ -422,7 +438,7 @@ impl Translator<'_, '_> {
     fn v_setp_lanes(&mut self, cond: Cc, ty: PtxType, a: &[Arg]) -> LResult<()> {
         let x = self.v_read(&a[1], ty)?;
         let y = self.v_read(&a[2], ty)?;
-        let mut masks: Wide = x
+        let masks: Wide = x
             .into_iter()
             .zip(y)
             .map(|(x, y)| match cond {
@@ -436,6 +452,14 @@ impl Translator<'_, '_> {
                 }
             })
             .collect();
+        let p = self.v_predicates(masks);
+        self.v_write(&a[0], p);
+        Ok(())
+    }
+
+    /// Masks (all ones where a lane's condition holds, else zero; one lane a thread) as the
+    /// group's predicate vectors: sixteen lanes a vector, 1 or 0.
+    fn v_predicates(&mut self, mut masks: Wide) -> Wide {
         // All-ones/zero lanes narrow with signed saturation, keeping all-ones/zero.
         while masks.len() > self.width() / 16 {
             masks = masks
@@ -443,9 +467,7 @@ impl Translator<'_, '_> {
                 .map(|pair| self.b.ins().snarrow(pair[0], pair[1]))
                 .collect();
         }
-        let p = masks.into_iter().map(|m| self.b.ins().ineg(m)).collect();
-        self.v_write(&a[0], p);
-        Ok(())
+        masks.into_iter().map(|m| self.b.ins().ineg(m)).collect()
     }
 
     /// For a 32-bit `setp` (`cc` on `a[1]`, `a[2]`) of a value whose lane k is lane 0's + k
@@ -693,12 +715,23 @@ impl Translator<'_, '_> {
         else {
             return Ok(false);
         };
-        let data_ok = match value {
-            Some(dst) => self.v_dst_ok(dst, ty),
-            None => self.v_src_ok(&inst.args[1], ty),
+        // An integer access narrower than its register: a load extends by the access's
+        // signedness, a store keeps the register's low bytes (the one-thread `coerce`).
+        let held = value.unwrap_or(&inst.args[1]);
+        let reg_bytes = match *held {
+            Arg::Reg(r) => {
+                let rt = self.func.regs[r as usize].ty;
+                (ty.is_int() && rt.is_int() && rt.size() > width).then(|| rt.size())
+            }
+            _ => None,
         };
+        let held_ty = reg_bytes.map_or(Some(ty), |b| bits_type(8 * b));
+        let data_ok = held_ty.is_some_and(|t| match value {
+            Some(dst) => self.v_dst_ok(dst, t),
+            None => self.v_src_ok(held, t),
+        });
         if !matches!(space, StateSpace::Global | StateSpace::Generic)
-            || !matches!(width, 2 | 4 | 8)
+            || !matches!(width, 1 | 2 | 4 | 8)
             || ty == PtxType::Pred
             || self.is_uniform_reg(base)
             || self.func.regs[base as usize].ty.ir_type() != types::I64
@@ -708,7 +741,13 @@ impl Translator<'_, '_> {
         }
         let stored = match value {
             Some(_) => None,
-            None => Some(self.v_read(&inst.args[1], ty)?),
+            None => {
+                let v = self.v_read(held, held_ty.expect("checked"))?;
+                Some(match reg_bytes {
+                    Some(b) => self.v_resize(v, b, width, false),
+                    None => v,
+                })
+            }
         };
         let lanes = self.lanes.as_ref().expect("grouped");
         let (first, together) = if lanes.strides[base as usize] == Some(width as i64) {
@@ -762,10 +801,13 @@ impl Translator<'_, '_> {
         match stored {
             None => {
                 let n = self.width() / vt.lane_count() as usize;
-                let loaded = (0..n)
+                let mut loaded: Wide = (0..n)
                     .map(|c| self.b.ins().load(vt, flags, first, 16 * c as i32))
                     .collect();
-                self.v_write(value.expect("load"), loaded);
+                if let Some(b) = reg_bytes {
+                    loaded = self.v_resize(loaded, width, b, ty.is_signed());
+                }
+                self.v_write(held, loaded);
             }
             Some(v) => {
                 for (c, v) in v.into_iter().enumerate() {

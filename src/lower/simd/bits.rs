@@ -103,10 +103,18 @@ impl Translator<'_, '_> {
         {
             return Ok(false);
         }
-        let mut v = self.v_read(&a[1], src)?;
-        let mut bytes = src.size() as usize;
-        while bytes > dst.size() as usize {
-            let low = bits_type(bytes as u32 * 4).expect("16 or 32 bits");
+        let v = self.v_read(&a[1], src)?;
+        let v = self.v_resize(v, src.size(), dst.size(), src.is_signed());
+        self.v_write(&a[0], v);
+        Ok(true)
+    }
+
+    /// Integer lanes of `from` bytes (1, 2, 4 or 8) as lanes of `to` bytes: their low bytes,
+    /// or extended by `signed`.
+    pub(super) fn v_resize(&mut self, mut v: Wide, from: u32, to: u32, signed: bool) -> Wide {
+        let mut bytes = from as usize;
+        while bytes > to as usize {
+            let low = bits_type(bytes as u32 * 4).expect("8, 16 or 32 bits");
             let vt = vector_of(low.ir_type()).expect("integer");
             v = v
                 .chunks(2)
@@ -114,11 +122,11 @@ impl Translator<'_, '_> {
                 .collect();
             bytes /= 2;
         }
-        while bytes < dst.size() as usize {
+        while bytes < to as usize {
             v = v
                 .into_iter()
                 .flat_map(|x| {
-                    if src.is_signed() {
+                    if signed {
                         [self.b.ins().swiden_low(x), self.b.ins().swiden_high(x)]
                     } else {
                         [self.b.ins().uwiden_low(x), self.b.ins().uwiden_high(x)]
@@ -127,8 +135,7 @@ impl Translator<'_, '_> {
                 .collect();
             bytes *= 2;
         }
-        self.v_write(&a[0], v);
-        Ok(true)
+        v
     }
 
     /// `selp.T d, x, y, p` for the whole group: each lane's `x` where its `p`, else `y`.
@@ -168,7 +175,7 @@ impl Translator<'_, '_> {
 
     /// The lanes of predicate `p` (varying) as masks of vector type `vt`: each lane all
     /// ones where `p` holds, else zero.
-    fn v_lane_masks(&mut self, p: &Arg, vt: Type) -> LResult<Wide> {
+    pub(super) fn v_lane_masks(&mut self, p: &Arg, vt: Type) -> LResult<Wide> {
         // One i8x16 per 16 lanes, 0 or 1: made 0 or -1, then sign-extended to the lanes'
         // width, each step splitting a vector's lanes into its low and high halves.
         let mut masks: Wide = self

@@ -69,7 +69,7 @@ impl Translator<'_, '_> {
     }
 
     /// A vector of halves or pairs as eight halves.
-    fn as_halves(&mut self, v: Value) -> Value {
+    pub(super) fn as_halves(&mut self, v: Value) -> Value {
         if self.b.func.dfg.value_type(v) == types::I16X8 {
             v
         } else {
@@ -80,20 +80,20 @@ impl Translator<'_, '_> {
     }
 
     /// Each half's magnitude bits.
-    fn v_magnitude(&mut self, h: Value) -> Value {
+    pub(super) fn v_magnitude(&mut self, h: Value) -> Value {
         let mask = self.v_splat(types::I16X8, 0x7FFF);
         self.b.ins().band(h, mask)
     }
 
     /// Lanes that hold a NaN, as masks.
-    fn v_half_is_nan(&mut self, fmt: HalfFormat, h: Value) -> Value {
+    pub(super) fn v_half_is_nan(&mut self, fmt: HalfFormat, h: Value) -> Value {
         let mag = self.v_magnitude(h);
         let inf = self.v_splat(types::I16X8, i64::from(fmt.inf_bits()));
         self.b.ins().icmp(IntCC::UnsignedGreaterThan, mag, inf)
     }
 
     /// `.ftz` of halves.
-    fn v_half_flush(&mut self, fmt: HalfFormat, h: Value) -> Value {
+    pub(super) fn v_half_flush(&mut self, fmt: HalfFormat, h: Value) -> Value {
         self.v_flush(h, 1 << fmt.mant_bits)
     }
 
