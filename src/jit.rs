@@ -37,6 +37,7 @@ pub struct CompileOptions {
     /// The widest instruction set the precompiled half helpers (`crate::native`) may use,
     /// bounded by what the CPU has; `None`: inline IR only. Default: AVX-512, or
     /// `PTXJIT_HELPERS=avx2|off` (to run as on a CPU without AVX-512, or without helpers).
+    /// AVX2 caps the code Cranelift generates as well.
     pub native_helpers: Option<crate::native::Isa>,
     /// When plain kernels run their threads in lane groups (`lower::lanes`).
     pub lane_groups: LaneGroups,
@@ -838,6 +839,16 @@ struct Groups {
     wide: bool,
 }
 
+/// Cranelift's x86-64 settings for the AVX-512 extensions it uses.
+const AVX512_FEATURES: [&str; 6] = [
+    "has_avx512bitalg",
+    "has_avx512dq",
+    "has_avx512f",
+    "has_avx512vbmi",
+    "has_avx512vl",
+    "has_avx512vnni",
+];
+
 /// Compiles the functions `wanted` selects into a new JIT module, with lane groups for the
 /// eligible entries if `lane_groups` is some.
 fn build(
@@ -876,8 +887,17 @@ fn build(
             },
         )
         .map_err(|e| codegen_err("<module>", e.to_string()))?;
-    let isa_builder =
+    let mut isa_builder =
         cranelift_native::builder().map_err(|e| codegen_err("<module>", e.to_string()))?;
+    // Helpers capped at AVX2 run the module as on a CPU without AVX-512: Cranelift's code
+    // too, which picks other instructions (and other sequences) where it lacks them.
+    if opts.native_helpers == Some(crate::native::Isa::Avx2) {
+        for feature in AVX512_FEATURES {
+            isa_builder
+                .set(feature, "false")
+                .map_err(|e| codegen_err("<module>", e.to_string()))?;
+        }
+    }
     let isa = isa_builder
         .finish(settings::Flags::new(flags))
         .map_err(|e| codegen_err("<module>", e.to_string()))?;

@@ -15,7 +15,22 @@ fn module(ptx: &str, lane_groups: LaneGroups) -> Module {
 /// Runs `entry(out, n)` over `threads` threads in blocks of `block` and returns `out` as u32.
 fn run(ptx: &str, lane_groups: LaneGroups, grid: u32, block: [u32; 3], n: u32) -> Vec<u32> {
     let threads = grid * block.iter().product::<u32>();
-    let out = DeviceBuffer::zeroed(threads as usize * 4).unwrap();
+    run_bytes(ptx, lane_groups, grid, block, threads * 4, n)
+        .chunks(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// Runs `entry(out, n)` as [`run`] does with `out` of `bytes` bytes, and returns `out`.
+fn run_bytes(
+    ptx: &str,
+    lane_groups: LaneGroups,
+    grid: u32,
+    block: [u32; 3],
+    bytes: u32,
+    n: u32,
+) -> Vec<u8> {
+    let out = DeviceBuffer::zeroed(bytes as usize).unwrap();
     module(ptx, lane_groups)
         .kernel("k")
         .unwrap()
@@ -26,9 +41,6 @@ fn run(ptx: &str, lane_groups: LaneGroups, grid: u32, block: [u32; 3], n: u32) -
         )
         .unwrap();
     out.to_bytes()
-        .chunks(4)
-        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-        .collect()
 }
 
 const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
@@ -754,10 +766,15 @@ fn conversions_between_halves_and_f32_match_one_thread_at_a_time() {
     for ty in ["f16", "bf16"] {
         for m in ["", ".ftz"] {
             same_as_one_thread(&format!("cvt{m}.f32.{ty} %f3, %rs1;\nmov.b32 %r8, %f3;"));
-            same_as_one_thread(&format!(
-                "cvt.rn{m}.{ty}.f32 %rs3, %f1;\ncvt.rn{m}.{ty}.f32 %rs4, %f2;\n\
-                 mov.b32 %r8, {{%rs3, %rs4}};"
-            ));
+            for rnd in ["rn", "rz", "rm", "rp"] {
+                same_as_one_thread(&format!(
+                    "cvt.{rnd}{m}.{ty}.f32 %rs3, %f1;\ncvt.{rnd}{m}.{ty}.f32 %rs4, %f2;\n\
+                     mov.b32 %r8, {{%rs3, %rs4}};"
+                ));
+            }
+            same_as_one_thread(&format!("cvt.rz.{ty}x2.f32 %r8, %f1, %f2;"));
+            same_as_one_thread(&format!("cvt.rni{m}.s32.f32 %r8, %f1;"));
+            same_as_one_thread(&format!("cvt.rzi.s32.{ty} %r8, %rs1;"));
         }
     }
 }
@@ -773,6 +790,24 @@ fn conversions_between_halves_and_f32_match_one_thread_for_every_half_and_many_f
         "cvt.rn.bf16.f32 %rs2, %f1;\ncvt.rn.ftz.bf16.f32 %rs3, %f2;\n\
          mov.b32 %r8, {%rs2, %rs3};",
         "cvt.rn.ftz.f16.f32 %rs2, %f1;\ncvt.rn.bf16.f32 %rs3, %f2;\nmov.b32 %r8, {%rs2, %rs3};",
+        // Directed rounding, pairs, .relu and .satfinite.
+        "cvt.rz.f16.f32 %rs2, %f1;\ncvt.rm.f16.f32 %rs3, %f2;\nmov.b32 %r8, {%rs2, %rs3};",
+        "cvt.rp.f16.f32 %rs2, %f1;\ncvt.rm.ftz.f16.f32 %rs3, %f1;\nmov.b32 %r8, {%rs2, %rs3};",
+        "cvt.rz.bf16.f32 %rs2, %f1;\ncvt.rp.bf16.f32 %rs3, %f2;\nmov.b32 %r8, {%rs2, %rs3};",
+        "cvt.rm.bf16.f32 %rs2, %f1;\ncvt.rz.relu.f16.f32 %rs3, %f1;\nmov.b32 %r8, {%rs2, %rs3};",
+        "cvt.rn.f16x2.f32 %r8, %f1, %f2;",
+        "cvt.rz.relu.satfinite.f16x2.f32 %r8, %f2, %f1;",
+        "cvt.rn.relu.bf16x2.f32 %r8, %f1, %f2;",
+        "cvt.rn.satfinite.f16.f32 %rs2, %f1;\ncvt.rz.satfinite.bf16.f32 %rs3, %f1;\n\
+         mov.b32 %r8, {%rs2, %rs3};",
+        // To integers, from f32 and halves.
+        "cvt.rni.s32.f16 %r8, %rs1;",
+        "cvt.rzi.u32.bf16 %r8, %rs1;",
+        "cvt.rni.s32.f32 %r8, %f1;",
+        "cvt.rzi.u32.f32 %r8, %f2;",
+        "cvt.rpi.ftz.s32.f32 %r8, %f1;",
+        "cvt.rmi.s16.f32 %rs2, %f1;\ncvt.rpi.u16.f16 %rs3, %rs1;\nmov.b32 %r8, {%rs2, %rs3};",
+        "cvt.rzi.u16.f32 %rs2, %f1;\ncvt.rni.s16.bf16 %rs3, %rs1;\nmov.b32 %r8, {%rs2, %rs3};",
     ] {
         let ptx = kernel(&format!(
             ".reg .b16 %rs<4>;\n.reg .f32 %f<4>;\ncvt.u16.u32 %rs1, %r4;\n\
@@ -817,6 +852,38 @@ fn accesses_narrower_than_their_register_match_one_thread_at_a_time() {
     assert!(want[..64].iter().any(|&w| w != 0), "bytes stored");
     for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
         assert_eq!(run(&ptx, groups, 4, [64, 1, 1], 0), want, "{groups:?}");
+    }
+}
+
+/// `.v2` and `.v4` loads and stores, contiguous across the lanes (16, 8 and 4 bytes a
+/// lane), a sink among the destinations, elements narrower than their registers.
+#[test]
+fn vector_accesses_match_one_thread_at_a_time() {
+    // 256 threads, 32 bytes each: 16 a lane from out, 8 from out + 4096, 4 from out + 6144
+    // and out + 7168.
+    let ptx = kernel(
+        ".reg .b16 %rs<8>;\n.reg .f32 %f<8>;\n.reg .b64 %rw<4>;\n\
+         mul.lo.u32 %r5, %r4, -1640531535;\nmul.lo.u32 %r6, %r4, -2048144789;\n\
+         mov.b32 %f1, %r5;\nmov.b32 %f2, %r6;\n\
+         mul.wide.u32 %rw1, %r4, 16;\nadd.s64 %rw1, %rd1, %rw1;\n\
+         mul.wide.u32 %rw2, %r4, 8;\nadd.s64 %rw2, %rd1, %rw2;\n\
+         st.global.v4.f32 [%rw1], {%f1, %f2, %f2, %f1};\n\
+         ld.global.v4.f32 {%f3, %f4, _, %f5}, [%rw1];\nadd.rn.f32 %f3, %f3, %f4;\n\
+         st.global.v2.f32 [%rw2+4096], {%f3, %f5};\nld.global.v2.u32 {%r7, %r8}, [%rw2+4096];\n\
+         st.global.v2.u16 [%rd3+6144], {%r7, %r8};\n\
+         ld.global.v4.u8 {%rs1, %rs2, %rs3, %rs4}, [%rd3+6144];\n\
+         ld.global.v2.s16 {%r9, %r10}, [%rd3+6144];\nadd.u16 %rs1, %rs1, %rs4;\n\
+         add.u32 %r9, %r9, %r10;\n\
+         st.global.v4.u8 [%rd3+7168], {%rs1, %rs2, %r9, 7};\n\
+         st.global.v2.b16 [%rw2+4100], {%rs3, %rs2};\nret;",
+    );
+    let want = run_bytes(&ptx, LaneGroups::Off, 4, [64, 1, 1], 8192, 0);
+    assert!(want[7168..].iter().any(|&w| w != 0), "bytes stored");
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert!(
+            run_bytes(&ptx, groups, 4, [64, 1, 1], 8192, 0) == want,
+            "{groups:?}"
+        );
     }
 }
 

@@ -26,6 +26,7 @@ use crate::frontend::checked::{
 use crate::types::PtxType;
 
 mod bits;
+mod float_to_int;
 mod half_bits;
 mod half_cmp;
 mod half_cvt;
@@ -44,12 +45,13 @@ pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
             | Op::Int { .. }
             | Op::Setp { .. }
             | Op::Float { .. }
-            | Op::Ld { vec: 1, .. }
-            | Op::St { vec: 1, .. } => true,
+            | Op::Ld { .. }
+            | Op::St { .. } => true,
             Op::Set { src, .. } => src.is_half(),
             Op::Cvt { dst, src, mods } => {
-                let half = |t: PtxType| matches!(t, PtxType::F16 | PtxType::BF16);
+                let half = |t: PtxType| t.is_half();
                 (dst.is_int() && src.is_int() && mods == CvtMods::default())
+                    || (dst.is_int() && (src == PtxType::F32 || half(src)))
                     || (half(src) && dst == PtxType::F32)
                     || (src == PtxType::F32 && half(dst))
             }
@@ -73,9 +75,11 @@ impl Translator<'_, '_> {
                 Ok(true)
             }
             Op::Mov(ty) => self.v_mov_bits(ty, a),
-            Op::Cvt { dst, src, mods } => Ok((mods == CvtMods::default()
-                && self.v_cvt_int(dst, src, a)?)
-                || self.v_cvt_half(dst, src, mods, a)?),
+            Op::Cvt { dst, src, mods } if dst.is_int() && src.is_int() => {
+                Ok(mods == CvtMods::default() && self.v_cvt_int(dst, src, a)?)
+            }
+            Op::Cvt { dst, src, mods } if dst.is_int() => self.v_cvt_float_int(dst, src, mods, a),
+            Op::Cvt { dst, src, mods } => self.v_cvt_half(dst, src, mods, a),
             Op::Selp(ty) => self.v_selp(ty, a),
             Op::Int { op, ty } => self.v_int(op, ty, a),
             Op::Setp {
@@ -105,8 +109,10 @@ impl Translator<'_, '_> {
                 ty: PtxType::F32,
                 mods,
             } => self.v_f32(op, mods, a),
-            Op::Ld { space, ty, vec: 1 } => self.v_access(inst, pos, space, ty, &a[1], Some(&a[0])),
-            Op::St { space, ty, vec: 1 } => self.v_access(inst, pos, space, ty, &a[0], None),
+            Op::Ld { space, ty, vec } => {
+                self.v_access(inst, pos, space, ty, vec, &a[1], Some(&a[0]))
+            }
+            Op::St { space, ty, vec } => self.v_access(inst, pos, space, ty, vec, &a[0], None),
             _ => Ok(false),
         }
     }
@@ -698,16 +704,19 @@ impl Translator<'_, '_> {
     /// 64-bit address register (`value` is the load's destination; none for a store): when
     /// the lanes' addresses are contiguous and the range passes its checks, vector loads or
     /// stores; else lane by lane.
+    #[allow(clippy::too_many_arguments)]
     fn v_access(
         &mut self,
         inst: &Inst,
         pos: usize,
         space: StateSpace,
         ty: PtxType,
+        vec: u8,
         addr: &Arg,
         value: Option<&Arg>,
     ) -> LResult<bool> {
-        let width = ty.size();
+        // A lane's bytes: its elements' (`.v2`, `.v4`) one after another.
+        let width = ty.size() * u32::from(vec);
         let &Arg::Addr {
             base: AddrBase::Reg(base),
             offset,
@@ -715,23 +724,33 @@ impl Translator<'_, '_> {
         else {
             return Ok(false);
         };
-        // An integer access narrower than its register: a load extends by the access's
-        // signedness, a store keeps the register's low bytes (the one-thread `coerce`).
         let held = value.unwrap_or(&inst.args[1]);
-        let reg_bytes = match *held {
-            Arg::Reg(r) => {
-                let rt = self.func.regs[r as usize].ty;
-                (ty.is_int() && rt.is_int() && rt.size() > width).then(|| rt.size())
-            }
-            _ => None,
+        let elements: &[Arg] = match held {
+            Arg::Vector(items) if items.len() == vec as usize => items,
+            _ if vec == 1 => std::slice::from_ref(held),
+            _ => return Ok(false),
         };
-        let held_ty = reg_bytes.map_or(Some(ty), |b| bits_type(8 * b));
-        let data_ok = held_ty.is_some_and(|t| match value {
-            Some(dst) => self.v_dst_ok(dst, t),
-            None => self.v_src_ok(held, t),
+        // An integer element narrower than its register: a load extends by the access's
+        // signedness, a store keeps the register's low bytes (the one-thread `coerce`).
+        let reg_bytes: Vec<Option<u32>> = elements
+            .iter()
+            .map(|e| match *e {
+                Arg::Reg(r) => {
+                    let rt = self.func.regs[r as usize].ty;
+                    (ty.is_int() && rt.is_int() && rt.size() > ty.size()).then(|| rt.size())
+                }
+                _ => None,
+            })
+            .collect();
+        let held_ty = |b: Option<u32>| b.map_or(Some(ty), |b| bits_type(8 * b));
+        let data_ok = elements.iter().zip(&reg_bytes).all(|(e, &b)| {
+            held_ty(b).is_some_and(|t| match value {
+                Some(_) => matches!(e, Arg::Sink) || self.v_dst_ok(e, t),
+                None => self.v_src_ok(e, t),
+            })
         });
         if !matches!(space, StateSpace::Global | StateSpace::Generic)
-            || !matches!(width, 1 | 2 | 4 | 8)
+            || !matches!(width, 1 | 2 | 4 | 8 | 16)
             || ty == PtxType::Pred
             || self.is_uniform_reg(base)
             || self.func.regs[base as usize].ty.ir_type() != types::I64
@@ -739,14 +758,19 @@ impl Translator<'_, '_> {
         {
             return Ok(false);
         }
+        // A store's lanes, as vectors of its wholes (each lane's `width` bytes).
         let stored = match value {
             Some(_) => None,
             None => {
-                let v = self.v_read(held, held_ty.expect("checked"))?;
-                Some(match reg_bytes {
-                    Some(b) => self.v_resize(v, b, width, false),
-                    None => v,
-                })
+                let mut parts = Vec::new();
+                for (e, &b) in elements.iter().zip(&reg_bytes) {
+                    let v = self.v_read(e, held_ty(b).expect("checked"))?;
+                    parts.push(match b {
+                        Some(b) => self.v_resize(v, b, ty.size(), false),
+                        None => v,
+                    });
+                }
+                Some(self.v_join(parts, ty.size()))
             }
         };
         let lanes = self.lanes.as_ref().expect("grouped");
@@ -796,18 +820,31 @@ impl Translator<'_, '_> {
         {
             self.prefetch_ahead(first, width * self.width() as u32);
         }
-        let vt = vector_of(ty.ir_type()).expect("checked");
         let flags = MemFlagsData::new();
         match stored {
             None => {
-                let n = self.width() / vt.lane_count() as usize;
-                let mut loaded: Wide = (0..n)
+                let vt = if vec == 1 {
+                    vector_of(ty.ir_type()).expect("checked")
+                } else {
+                    types::I8X16
+                };
+                let n = (width * self.width() as u32 / 16) as usize;
+                let loaded: Wide = (0..n)
                     .map(|c| self.b.ins().load(vt, flags, first, 16 * c as i32))
                     .collect();
-                if let Some(b) = reg_bytes {
-                    loaded = self.v_resize(loaded, width, b, ty.is_signed());
+                let parts = self.v_split(loaded, width, vec as usize);
+                for ((e, &b), v) in elements.iter().zip(&reg_bytes).zip(parts) {
+                    if matches!(e, Arg::Sink) {
+                        continue;
+                    }
+                    let et = vector_of(ty.ir_type()).expect("checked");
+                    let v = self.v_as(v, et);
+                    let v = match b {
+                        Some(b) => self.v_resize(v, ty.size(), b, ty.is_signed()),
+                        None => v,
+                    };
+                    self.v_write(e, v);
                 }
-                self.v_write(held, loaded);
             }
             Some(v) => {
                 for (c, v) in v.into_iter().enumerate() {

@@ -58,15 +58,13 @@ impl Translator<'_, '_> {
                     return Ok(false);
                 }
                 let whole = self.v_read(whole, ty)?;
-                for (j, p) in parts.iter().enumerate() {
+                let split = self.v_split(whole, whole_bytes as u32, 2);
+                for (p, v) in parts.iter().zip(split) {
                     if matches!(p, Arg::Sink) {
                         continue;
                     }
                     let pt = self.v_type_of(p, part);
-                    let v = whole
-                        .chunks(2)
-                        .map(|w| self.shuffle_bytes(w[0], w[1], &unpack_mask(whole_bytes, j), pt))
-                        .collect();
+                    let v = self.v_as(v, pt);
                     self.v_write(p, v);
                 }
                 Ok(true)
@@ -78,12 +76,8 @@ impl Translator<'_, '_> {
                 let lo = self.v_read(&parts[0], part)?;
                 let hi = self.v_read(&parts[1], part)?;
                 let wt = self.v_type_of(whole, ty);
-                let mut v = Wide::new();
-                for (&l, &h) in lo.iter().zip(&hi) {
-                    for t in 0..2 {
-                        v.push(self.shuffle_bytes(l, h, &pack_mask(whole_bytes, t), wt));
-                    }
-                }
+                let v = self.v_join(vec![lo, hi], part.size());
+                let v = self.v_as(v, wt);
                 self.v_write(whole, v);
                 Ok(true)
             }
@@ -202,6 +196,59 @@ impl Translator<'_, '_> {
             _ => ty.ir_type(),
         };
         vector_of(ir).expect("checked by v_dst_ok")
+    }
+
+    /// Vectors of wholes of `whole` bytes (the lanes' in order) as the vectors of each of
+    /// their `parts` equal parts (a power of two), the lowest-addressed part first.
+    pub(super) fn v_split(&mut self, wholes: Wide, whole: u32, parts: usize) -> Vec<Wide> {
+        if parts == 1 {
+            return vec![wholes];
+        }
+        let mut split = Vec::new();
+        for j in 0..2 {
+            let half: Wide = wholes
+                .chunks(2)
+                .map(|w| {
+                    let mask = unpack_mask(whole as usize, j);
+                    self.shuffle_bytes(w[0], w[1], &mask, types::I8X16)
+                })
+                .collect();
+            split.extend(self.v_split(half, whole / 2, parts / 2));
+        }
+        split
+    }
+
+    /// The inverse of [`v_split`](Self::v_split): the vectors of each part, of `part` bytes
+    /// (the lowest-addressed part first), as vectors of their wholes.
+    pub(super) fn v_join(&mut self, parts: Vec<Wide>, part: u32) -> Wide {
+        if parts.len() == 1 {
+            return parts.into_iter().next().expect("one");
+        }
+        let mut pairs = Vec::new();
+        for pair in parts.chunks(2) {
+            let mut v = Wide::new();
+            for (&l, &h) in pair[0].iter().zip(&pair[1]) {
+                for t in 0..2 {
+                    let mask = pack_mask(2 * part as usize, t);
+                    v.push(self.shuffle_bytes(l, h, &mask, types::I8X16));
+                }
+            }
+            pairs.push(v);
+        }
+        self.v_join(pairs, 2 * part)
+    }
+
+    /// Vectors `v` read as vectors of type `vt`.
+    pub(super) fn v_as(&mut self, v: Wide, vt: Type) -> Wide {
+        v.into_iter()
+            .map(|x| {
+                if self.b.func.dfg.value_type(x) == vt {
+                    x
+                } else {
+                    self.b.ins().bitcast(vt, lane_order(), x)
+                }
+            })
+            .collect()
     }
 
     /// The bytes `mask` picks from `x` then `y` (0–15 from `x`, 16–31 from `y`), as `vt`.
