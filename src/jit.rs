@@ -157,18 +157,6 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
         f32_fn("ptxjit_cosf", helpers::cosf),
         f32_fn("ptxjit_tanhf", helpers::tanhf),
         (
-            "ptxjit_tanh",
-            helpers::tanh as *const u8,
-            vec![types::F64],
-            vec![types::F64],
-        ),
-        (
-            "ptxjit_exp2",
-            helpers::exp2 as *const u8,
-            vec![types::F64],
-            vec![types::F64],
-        ),
-        (
             "ptxjit_poll_upgrade",
             ptxjit_runtime::ptxjit_poll_upgrade as *const u8,
             vec![types::I64, types::I32],
@@ -296,14 +284,6 @@ mod helpers {
     }
     pub extern "C" fn tanhf(x: f32) -> f32 {
         x.tanh()
-    }
-    /// f64 versions for the half-precision `.approx` instructions, whose result is this
-    /// value rounded once to the half format.
-    pub extern "C" fn tanh(x: f64) -> f64 {
-        x.tanh()
-    }
-    pub extern "C" fn exp2(x: f64) -> f64 {
-        x.exp2()
     }
     /// The exact fma of the reference, for the JIT's rare midpoint cases (u32 arguments: the
     /// C ABI does not promise how narrower ones are extended).

@@ -650,6 +650,10 @@ fn half_sign_and_order_vector_forms_match_one_thread_at_a_time() {
             }
         }
     }
+    for ty in ["f16x2", "bf16x2"] {
+        same_as_one_thread(&format!("tanh.approx.{ty} %r8, %r5;"));
+    }
+    same_as_one_thread("ex2.approx.f16x2 %r8, %r6;");
     for ty in ["f16", "bf16"] {
         for op in ["neg", "abs", "min", "max.NaN"] {
             let srcs = if op.starts_with('m') {
@@ -663,7 +667,7 @@ fn half_sign_and_order_vector_forms_match_one_thread_at_a_time() {
 }
 
 #[test]
-fn half_sign_and_order_vector_forms_match_one_thread_for_every_half() {
+fn half_sign_order_and_table_vector_forms_match_one_thread_for_every_half() {
     // Lane i: a = the half i, b = another half of i's (both halves of a pair the same).
     for op in [
         "min.f16",
@@ -675,6 +679,10 @@ fn half_sign_and_order_vector_forms_match_one_thread_for_every_half() {
         "neg.f16",
         "abs.ftz.f16",
         "abs.bf16",
+        "tanh.approx.f16",
+        "tanh.approx.bf16",
+        "ex2.approx.f16",
+        "ex2.approx.ftz.bf16",
     ] {
         let srcs = if op.starts_with('m') {
             "%rs1, %rs2"

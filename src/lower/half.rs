@@ -4,9 +4,10 @@
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
+use super::half_table::Function;
 use super::softfloat;
 use super::{LResult, Translator};
-use crate::frontend::checked::{Arg, FloatMods, FloatOp, Rounding};
+use crate::frontend::checked::{Arg, FloatMods, FloatOp};
 use crate::semantics::half::{BF16, F16, HalfFormat};
 use crate::semantics::half_ops::OOB_NAN;
 use crate::types::PtxType;
@@ -108,8 +109,8 @@ impl Translator<'_, '_> {
                 FloatOp::Min | FloatOp::Max => {
                     self.half_min_max(fmt, op == FloatOp::Max, mods, x[0], x[1])
                 }
-                FloatOp::Tanh => self.half_libm(fmt, "ptxjit_tanh", false, x[0]),
-                _ => self.half_libm(fmt, "ptxjit_exp2", mods.ftz, x[0]),
+                FloatOp::Tanh => self.half_table_lookup(Function::Tanh, fmt, x[0]),
+                _ => self.half_table_lookup(Function::Ex2 { ftz: mods.ftz }, fmt, x[0]),
             });
         }
         let result = self.pack(&out);
@@ -299,24 +300,5 @@ impl Translator<'_, '_> {
         let signed = self.b.ins().bor(magnitude, sign);
         let d_nan = softfloat::half_is_nan(self.b, fmt, d);
         self.b.ins().select(d_nan, d, signed)
-    }
-
-    /// `tanh.approx` / `ex2.approx`: the f64 function of the exact input, rounded once.
-    fn half_libm(&mut self, fmt: HalfFormat, helper: &str, ftz: bool, h: Value) -> Value {
-        let h = if ftz {
-            softfloat::half_flush(self.b, fmt, h)
-        } else {
-            h
-        };
-        let x = softfloat::half_to_f64(self.b, fmt, h);
-        let f = self.helper_ref(helper);
-        let call = self.b.ins().call(f, &[x]);
-        let y = self.b.inst_results(call)[0];
-        let r = softfloat::f64_to_half(self.b, fmt, y, Rounding::Rn);
-        if ftz {
-            softfloat::half_flush(self.b, fmt, r)
-        } else {
-            r
-        }
     }
 }

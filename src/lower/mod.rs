@@ -37,6 +37,7 @@ mod convert;
 mod data;
 mod float;
 mod half;
+mod half_table;
 mod int;
 mod int_parts;
 pub mod lanes;

@@ -30,6 +30,7 @@ mod float_to_int;
 mod half_bits;
 mod half_cmp;
 mod half_cvt;
+mod half_lookup;
 
 /// A register's value in every lane: its vectors, lanes 0.. first.
 type Wide = Vec<Value>;
@@ -101,9 +102,9 @@ impl Translator<'_, '_> {
                 ty,
                 ftz: false,
             } => self.v_setp(cmp, ty, a),
-            Op::Float { op, ty, mods } if ty.is_half() => {
-                Ok(self.v_half_bits(op, ty, mods, a)? || self.v_half(op, ty, mods, a)?)
-            }
+            Op::Float { op, ty, mods } if ty.is_half() => Ok(self.v_half_bits(op, ty, mods, a)?
+                || self.v_half_lookup(op, ty, mods, a)?
+                || self.v_half(op, ty, mods, a)?),
             Op::Float {
                 op,
                 ty: PtxType::F32,
