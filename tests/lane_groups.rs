@@ -895,6 +895,34 @@ fn vector_accesses_match_one_thread_at_a_time() {
     }
 }
 
+/// Guarded loads and stores (a bound on the thread index, as Triton writes them): groups
+/// whose lanes all pass, some, or none; a negated guard; a guard the same in every lane; a
+/// strided access.
+#[test]
+fn guarded_accesses_match_one_thread_at_a_time() {
+    // 256 threads, the first 200 within the bound n (a group of 64 lanes split at 200); each
+    // thread's word at out + 4t, its strided halfword at out + 1024 + 16t + 2.
+    let ptx = kernel(
+        ".reg .b16 %rs<4>;\n.reg .b64 %rw<4>;\n\
+         mul.lo.u32 %r5, %r4, -1640531535;\ncvt.u16.u32 %rs1, %r5;\nmov.u16 %rs2, 5;\n\
+         setp.lt.u32 %p1, %r4, %r9;\nsetp.ne.u32 %p2, %r9, 0;\n\
+         mul.wide.u32 %rw1, %r4, 16;\nadd.s64 %rw1, %rd1, %rw1;\nmov.u32 %r8, 3;\n\
+         @%p1 st.global.u32 [%rd3], %r5;\n@%p1 ld.global.u32 %r8, [%rd3];\n\
+         @!%p1 st.global.v2.b16 [%rd3], {%rs1, %rs1};\n\
+         @%p2 ld.global.b16 %rs1, [%rd3+2];\ncvt.u32.u16 %r6, %rs1;\nadd.u32 %r8, %r8, %r6;\n\
+         @%p1 st.global.b16 [%rw1+1026], %rs1;\n@%p1 ld.global.b16 %rs2, [%rw1+1026];\n\
+         cvt.u32.u16 %r6, %rs2;\nadd.u32 %r8, %r8, %r6;\n\
+         @!%p2 ld.global.u32 %r8, [%rw1+1024];\nst.global.u32 [%rd3], %r8;\nret;",
+    );
+    let want = run_bytes(&ptx, LaneGroups::Off, 4, [64, 1, 1], 8192, 200);
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert!(
+            run_bytes(&ptx, groups, 4, [64, 1, 1], 8192, 200) == want,
+            "{groups:?}"
+        );
+    }
+}
+
 #[test]
 fn a_grid_stride_loop_over_halfwords_stores_each_element_once() {
     // Lane-affine addresses of stride 2 (`mul.wide` by 2 of an index that a uniform step

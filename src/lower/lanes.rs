@@ -731,26 +731,8 @@ impl Translator<'_, '_> {
             }
             (Op::Bra | Op::Ret | Op::Exit, Some(g)) => {
                 let to = target(self)?;
-                // Which lanes take it, as a bit mask (lanes are 0/1: negated, 0/-1, whose
-                // high bits make the mask).
-                let p = self.lanes.as_ref().expect("grouped").vectors[g.reg as usize].clone();
-                let mut mask = None;
-                for (c, p) in p.into_iter().enumerate() {
-                    let p = self.b.use_var(p);
-                    let set = self.b.ins().ineg(p);
-                    let bits = self.b.ins().vhigh_bits(types::I64, set);
-                    let bits = self.b.ins().ishl_imm_u(bits, 16 * c as i64);
-                    mask = Some(match mask {
-                        None => bits,
-                        Some(m) => self.b.ins().bor(m, bits),
-                    });
-                }
-                let mut mask = mask.expect("a predicate vector");
-                let every_lane =
-                    (u64::MAX >> (64 - self.lanes.as_ref().expect("grouped").width)) as i64;
-                if g.negated {
-                    mask = self.b.ins().bxor_imm_u(mask, every_lane);
-                }
+                let mask = self.guard_lanes(g);
+                let every_lane = self.every_lane();
                 let taken = match to {
                     Some(p) => self.lanes.as_ref().expect("grouped").labels[&p],
                     None => next_group,
@@ -807,6 +789,35 @@ impl Translator<'_, '_> {
                 Ok(false)
             }
         }
+    }
+
+    /// The lanes where varying guard `g` holds, as a bit mask (lane k: bit k).
+    pub(super) fn guard_lanes(&mut self, g: checked::Guard) -> ir::Value {
+        // Lanes are 0/1: negated, 0/-1, whose high bits make the mask.
+        let p = self.lanes.as_ref().expect("grouped").vectors[g.reg as usize].clone();
+        let mut mask = None;
+        for (c, p) in p.into_iter().enumerate() {
+            let p = self.b.use_var(p);
+            let set = self.b.ins().ineg(p);
+            let bits = self.b.ins().vhigh_bits(types::I64, set);
+            let bits = self.b.ins().ishl_imm_u(bits, 16 * c as i64);
+            mask = Some(match mask {
+                None => bits,
+                Some(m) => self.b.ins().bor(m, bits),
+            });
+        }
+        let mask = mask.expect("a predicate vector");
+        if g.negated {
+            let every_lane = self.every_lane();
+            self.b.ins().bxor_imm_u(mask, every_lane)
+        } else {
+            mask
+        }
+    }
+
+    /// The bit mask of every lane of the group.
+    pub(super) fn every_lane(&self) -> i64 {
+        (u64::MAX >> (64 - self.lanes.as_ref().expect("grouped").width)) as i64
     }
 
     /// Lowers `inst` once per lane with the one-thread lowering: the lane's values of the

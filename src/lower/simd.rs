@@ -20,8 +20,8 @@ use super::lanes::vector_of;
 use super::{LResult, Translator};
 use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::{
-    AddrBase, Arg, CmpOp, CvtMods, Dim, FloatMods, FloatOp, Inst, IntOp, MulMode, Op, Rounding,
-    Special,
+    AddrBase, Arg, CmpOp, CvtMods, Dim, FloatMods, FloatOp, Guard, Inst, IntOp, MulMode, Op,
+    Rounding, Special,
 };
 use crate::types::PtxType;
 
@@ -65,8 +65,8 @@ impl Translator<'_, '_> {
     /// Lowers `inst` for the whole group with vectors, if it has a vector form here; returns
     /// whether it did (emitting nothing when not).
     pub(super) fn vector_form(&mut self, inst: &Inst, pos: usize) -> LResult<bool> {
-        if inst.guard.is_some() {
-            return Ok(false);
+        if let Some(g) = inst.guard {
+            return self.v_guarded_access(inst, g, pos);
         }
         let a = &inst.args;
         match inst.op {
@@ -116,6 +116,48 @@ impl Translator<'_, '_> {
             Op::St { space, ty, vec } => self.v_access(inst, pos, space, ty, vec, &a[0], None),
             _ => Ok(false),
         }
+    }
+
+    /// A guarded `ld`/`st` of global memory (Triton guards every access with its bounds):
+    /// where the guard holds in every lane, the unguarded instruction's form (vectors where
+    /// it has them); where it holds in some lanes or none (a grid's edge), lane by lane.
+    fn v_guarded_access(&mut self, inst: &Inst, g: Guard, pos: usize) -> LResult<bool> {
+        let (Op::Ld { space, .. } | Op::St { space, .. }) = inst.op else {
+            return Ok(false);
+        };
+        if !matches!(space, StateSpace::Global | StateSpace::Generic) {
+            return Ok(false);
+        }
+        let every = if self.is_uniform_reg(g.reg) {
+            let p = self.lanes.as_ref().expect("grouped").scalars[g.reg as usize];
+            let p = self.b.use_var(p);
+            if g.negated {
+                self.b.ins().bxor_imm_u(p, 1)
+            } else {
+                p
+            }
+        } else {
+            let mask = self.guard_lanes(g);
+            let all = self.every_lane();
+            self.b.ins().icmp_imm_u(IntCC::Equal, mask, all)
+        };
+        let (each, some) = self.branch_cold(every, false);
+        let join = self.b.create_block();
+        self.b.switch_to_block(each);
+        let unguarded = Inst {
+            guard: None,
+            ..inst.clone()
+        };
+        if !self.vector_form(&unguarded, pos)? {
+            self.lane_by_lane(&unguarded)?;
+        }
+        self.b.ins().jump(join, &[]);
+        self.b.switch_to_block(some);
+        self.lane_by_lane_looped(inst)?;
+        self.b.ins().jump(join, &[]);
+        self.b.seal_block(join);
+        self.b.switch_to_block(join);
+        Ok(true)
     }
 
     /// Threads in the group.
@@ -756,6 +798,9 @@ impl Translator<'_, '_> {
             || self.is_uniform_reg(base)
             || self.func.regs[base as usize].ty.ir_type() != types::I64
             || !data_ok
+            // Lanes a known distance apart, not the access's width: never contiguous.
+            || self.lanes.as_ref().expect("grouped").strides[base as usize]
+                .is_some_and(|s| s != i64::from(width))
         {
             return Ok(false);
         }
