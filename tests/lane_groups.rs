@@ -923,6 +923,33 @@ fn guarded_accesses_match_one_thread_at_a_time() {
     }
 }
 
+/// Loads of one element of each lane's run, lanes 8 or 16 bytes apart (Triton's accesses):
+/// each lane's element, from its own run; the last group's span passes the buffer's end.
+#[test]
+fn strided_loads_match_one_thread_at_a_time() {
+    // 256 threads: words at out + 4t; runs of 8 bytes at out + 1024 + 8t, of 16 at
+    // out + 3072 + 16t, the last ending the buffer.
+    let ptx = kernel(
+        ".reg .b16 %rs<4>;\n.reg .b64 %rw<4>;\n\
+         mul.lo.u32 %r5, %r4, -1640531535;\nmul.lo.u32 %r6, %r4, -2048144789;\n\
+         mul.wide.u32 %rw1, %r4, 16;\nadd.s64 %rw1, %rd1, %rw1;\n\
+         mul.wide.u32 %rw2, %r4, 8;\nadd.s64 %rw2, %rd1, %rw2;\n\
+         st.global.v4.b32 [%rw1+3072], {%r5, %r6, %r4, %r5};\n\
+         st.global.v2.b32 [%rw2+1024], {%r6, %r5};\n\
+         ld.global.u16 %rs1, [%rw1+3078];\nld.global.u8 %rs2, [%rw1+3085];\n\
+         ld.global.s16 %r7, [%rw1+3086];\nld.global.u32 %r8, [%rw2+1028];\n\
+         cvt.u32.u16 %r6, %rs1;\nadd.u32 %r8, %r8, %r6;\ncvt.u32.u16 %r6, %rs2;\n\
+         add.u32 %r8, %r8, %r6;\nadd.u32 %r8, %r8, %r7;\nst.global.u32 [%rd3], %r8;\nret;",
+    );
+    let want = run_bytes(&ptx, LaneGroups::Off, 4, [64, 1, 1], 7168, 0);
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert!(
+            run_bytes(&ptx, groups, 4, [64, 1, 1], 7168, 0) == want,
+            "{groups:?}"
+        );
+    }
+}
+
 #[test]
 fn a_grid_stride_loop_over_halfwords_stores_each_element_once() {
     // Lane-affine addresses of stride 2 (`mul.wide` by 2 of an index that a uniform step

@@ -798,12 +798,28 @@ impl Translator<'_, '_> {
             || self.is_uniform_reg(base)
             || self.func.regs[base as usize].ty.ir_type() != types::I64
             || !data_ok
-            // Lanes a known distance apart, not the access's width: never contiguous.
-            || self.lanes.as_ref().expect("grouped").strides[base as usize]
-                .is_some_and(|s| s != i64::from(width))
         {
             return Ok(false);
         }
+        // The distance between lanes: the access's width (contiguous), or, for a load of one
+        // element a lane in a confined module, 2, 4 or 8 times it up to 16 bytes (Triton's
+        // elements of a thread's run, one load each): the lanes' whole span is read, its range
+        // checked (confinement), and each lane's element picked out of its run.
+        let stride = match self.lanes.as_ref().expect("grouped").strides[base as usize] {
+            None => width,
+            Some(s) if s == i64::from(width) => width,
+            Some(s @ (4 | 8 | 16))
+                if value.is_some()
+                    && vec == 1
+                    && self.confined
+                    && s > i64::from(width)
+                    && s % i64::from(width) == 0 =>
+            {
+                s as u32
+            }
+            // Lanes a known distance apart, not the access's width: never contiguous.
+            Some(_) => return Ok(false),
+        };
         // A store's lanes, as vectors of its wholes (each lane's `width` bytes).
         let stored = match value {
             Some(_) => None,
@@ -820,8 +836,8 @@ impl Translator<'_, '_> {
             }
         };
         let lanes = self.lanes.as_ref().expect("grouped");
-        let (first, together) = if lanes.strides[base as usize] == Some(width as i64) {
-            // Lane-affine with the access's width: contiguous, unless a widening crossed
+        let (first, together) = if lanes.strides[base as usize] == Some(i64::from(stride)) {
+            // Lane-affine with the stride: the lanes in order, unless a widening crossed
             // the 32-bit range's end between lanes.
             let (lane0, in_range) = (lanes.scalars[base as usize], lanes.in_range[base as usize]);
             let lane0 = self.b.use_var(lane0);
@@ -850,8 +866,9 @@ impl Translator<'_, '_> {
             let first = self.b.ins().iadd_imm_s(first_base, offset);
             (first, self.b.ins().bxor_imm_u(apart, 1))
         };
+        let span = stride * self.width() as u32;
         let ok = if self.confined {
-            let bytes = width * self.width() as u32;
+            let bytes = span;
             let (ok, _) = self.accessible(first, space, bytes, width);
             self.b.ins().band(ok, together)
         } else {
@@ -864,21 +881,25 @@ impl Translator<'_, '_> {
         if self.lanes.as_ref().expect("grouped").in_loop[pos]
             && (stored.is_none() || !self.loaded_from(base, offset))
         {
-            self.prefetch_ahead(first, width * self.width() as u32);
+            self.prefetch_ahead(first, span);
         }
         let flags = MemFlagsData::new();
         match stored {
             None => {
-                let vt = if vec == 1 {
+                let vt = if vec == 1 && stride == width {
                     vector_of(ty.ir_type()).expect("checked")
                 } else {
                     types::I8X16
                 };
-                let n = (width * self.width() as u32 / 16) as usize;
+                let n = (span / 16) as usize;
                 let loaded: Wide = (0..n)
                     .map(|c| self.b.ins().load(vt, flags, first, 16 * c as i32))
                     .collect();
-                let parts = self.v_split(loaded, width, vec as usize);
+                let parts = if stride == width {
+                    self.v_split(loaded, width, vec as usize)
+                } else {
+                    vec![self.v_first_part(loaded, stride, width)]
+                };
                 for ((e, &b), v) in elements.iter().zip(&reg_bytes).zip(parts) {
                     if matches!(e, Arg::Sink) {
                         continue;

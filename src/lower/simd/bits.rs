@@ -218,6 +218,21 @@ impl Translator<'_, '_> {
         split
     }
 
+    /// The first `part` bytes of each whole of `whole` bytes in `wholes`: [`v_split`]'s
+    /// first part, without the others.
+    ///
+    /// [`v_split`]: Self::v_split
+    pub(super) fn v_first_part(&mut self, wholes: Wide, whole: u32, part: u32) -> Wide {
+        if whole == part {
+            return wholes;
+        }
+        let low: Wide = wholes
+            .chunks(2)
+            .map(|w| self.shuffle_bytes(w[0], w[1], &unpack_mask(whole as usize, 0), types::I8X16))
+            .collect();
+        self.v_first_part(low, whole / 2, part)
+    }
+
     /// The inverse of [`v_split`](Self::v_split): the vectors of each part, of `part` bytes
     /// (the lowest-addressed part first), as vectors of their wholes.
     pub(super) fn v_join(&mut self, parts: Vec<Wide>, part: u32) -> Wide {
