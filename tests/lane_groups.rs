@@ -607,6 +607,26 @@ fn integer_conversions_and_moves_between_classes_match_one_thread_at_a_time() {
     }
     // Bits between an integer and a float register, both ways.
     same_as_one_thread("mov.b32 %f3, %r5;\nadd.f32 %f3, %f3, %f2;\nmov.b32 %r8, %f3;");
+    // .sat: clamped to the destination's range, between every pair of 16- and 32-bit types
+    // (hashes of both signs and of small magnitudes, the result's bits shown).
+    for dst in ["u16", "s16", "u32", "s32"] {
+        for src in ["u16", "s16", "u32", "s32"] {
+            let (x, d) = (
+                if src.ends_with("16") { "%rs1" } else { "%r5" },
+                if dst.ends_with("16") { "%rs3" } else { "%r7" },
+            );
+            let show = if dst.ends_with("16") {
+                "cvt.u32.u16 %r8, %rs3;"
+            } else {
+                "mov.b32 %r8, %r7;"
+            };
+            same_as_one_thread(&format!("cvt.sat.{dst}.{src} {d}, {x};\n{show}"));
+            same_as_one_thread(&format!(
+                "shr.s32 %r6, %r6, 16;\ncvt.u16.u32 %rs1, %r6;\ncvt.sat.{dst}.{src} {d}, {};\n{show}",
+                if src.ends_with("16") { "%rs1" } else { "%r6" }
+            ));
+        }
+    }
 }
 
 #[test]

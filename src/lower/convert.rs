@@ -351,7 +351,7 @@ impl Translator<'_, '_> {
 
 /// The range of an integer type of at most 32 bits, as i64.
 /// The range of an integer type (u64's upper bound as its bits: -1).
-fn int_range(ty: PtxType) -> (i64, i64) {
+pub(super) fn int_range(ty: PtxType) -> (i64, i64) {
     let unused = 64 - ty.bits();
     if ty.is_signed() {
         (i64::MIN >> unused, i64::MAX >> unused)

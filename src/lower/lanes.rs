@@ -1340,7 +1340,7 @@ mod tests {
         assert_eq!(width_for(&body, Some(96)), 32);
         assert_eq!(width_for(&body, Some(32)), 32);
         // Many lane-by-lane instructions keep 16, whatever the launch.
-        let many = "cvt.sat.u32.s32 %r2, %r1;\n".repeat(super::FEW_LANE_BY_LANE + 1);
+        let many = "cvt.sat.u64.s32 %rd2, %r1;\n".repeat(super::FEW_LANE_BY_LANE + 1);
         assert_eq!(width_for(&many, Some(256)), 16);
     }
 
@@ -1367,11 +1367,11 @@ mod tests {
 
     #[test]
     fn a_kernel_of_many_lane_by_lane_instructions_runs_16_lanes_a_group() {
-        let few = "cvt.sat.u32.s32 %r2, %r1;\n".repeat(super::FEW_LANE_BY_LANE);
+        let few = "cvt.sat.u64.s32 %rd2, %r1;\n".repeat(super::FEW_LANE_BY_LANE);
         assert_eq!(width_of(&few), 32);
-        assert_eq!(width_of(&format!("{few}cvt.sat.u32.s32 %r2, %r1;")), 16);
+        assert_eq!(width_of(&format!("{few}cvt.sat.u64.s32 %rd2, %r1;")), 16);
         // Uniform instructions are lowered once for the group, whatever their form.
-        let uniform = "cvt.sat.u32.s32 %r2, %r3;\n".repeat(20);
+        let uniform = "cvt.sat.u64.s32 %rd2, %r3;\n".repeat(20);
         assert_eq!(width_of(&format!("mov.u32 %r3, %ntid.x;\n{uniform}")), 32);
     }
 }

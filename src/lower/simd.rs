@@ -51,7 +51,10 @@ pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
             Op::Set { src, .. } => src.is_half(),
             Op::Cvt { dst, src, mods } => {
                 let half = |t: PtxType| t.is_half();
-                (dst.is_int() && src.is_int() && mods == CvtMods::default())
+                (dst.is_int()
+                    && src.is_int()
+                    && mods.rnd.is_none()
+                    && !(mods.sat && (dst.size() > 4 || src.size() > 4)))
                     || (dst.is_int() && (src == PtxType::F32 || half(src)))
                     || (half(src) && dst == PtxType::F32)
                     || (src == PtxType::F32 && half(dst))
@@ -77,7 +80,12 @@ impl Translator<'_, '_> {
             }
             Op::Mov(ty) => self.v_mov_bits(ty, a),
             Op::Cvt { dst, src, mods } if dst.is_int() && src.is_int() => {
-                Ok(mods == CvtMods::default() && self.v_cvt_int(dst, src, a)?)
+                let sat = CvtMods {
+                    sat: true,
+                    ..CvtMods::default()
+                };
+                Ok((mods == CvtMods::default() || mods == sat)
+                    && self.v_cvt_int(dst, src, mods.sat, a)?)
             }
             Op::Cvt { dst, src, mods } if dst.is_int() => self.v_cvt_float_int(dst, src, mods, a),
             Op::Cvt { dst, src, mods } => self.v_cvt_half(dst, src, mods, a),

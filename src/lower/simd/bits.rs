@@ -11,6 +11,7 @@ use cranelift_codegen::ir::{
 
 use super::Wide;
 use crate::frontend::checked::Arg;
+use crate::lower::convert::int_range;
 use crate::lower::lanes::vector_of;
 use crate::lower::{LResult, Translator, data::bits_type};
 use crate::types::PtxType;
@@ -85,10 +86,17 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// `cvt.dst.src d, x` between integer types, without `.sat`, for the whole group: the
-    /// low bits of a wider source, or the source extended by its own signedness.
-    pub(super) fn v_cvt_int(&mut self, dst: PtxType, src: PtxType, a: &[Arg]) -> LResult<bool> {
-        let ok = |t: PtxType| t.is_int() && matches!(t.size(), 2 | 4 | 8);
+    /// `cvt{.sat}.dst.src d, x` between integer types for the whole group: the low bits of a
+    /// wider source, or the source extended by its own signedness; with `.sat` (types of
+    /// 16 and 32 bits), the source clamped to the destination's range first.
+    pub(super) fn v_cvt_int(
+        &mut self,
+        dst: PtxType,
+        src: PtxType,
+        sat: bool,
+        a: &[Arg],
+    ) -> LResult<bool> {
+        let ok = |t: PtxType| t.is_int() && matches!(t.size(), 2 | 4 | 8) && !(sat && t.size() > 4);
         if !ok(dst)
             || !ok(src)
             || a.len() != 2
@@ -97,10 +105,42 @@ impl Translator<'_, '_> {
         {
             return Ok(false);
         }
-        let v = self.v_read(&a[1], src)?;
+        let mut v = self.v_read(&a[1], src)?;
+        if sat {
+            v = self.v_clamp_to_range(v, src, dst);
+        }
         let v = self.v_resize(v, src.size(), dst.size(), src.is_signed());
         self.v_write(&a[0], v);
         Ok(true)
+    }
+
+    /// Lanes of integer type `src` clamped to the range of `dst` (of at most 32 bits), as
+    /// `convert::int_to_int`'s `.sat`: to the part of it that `src` reaches.
+    fn v_clamp_to_range(&mut self, v: Wide, src: PtxType, dst: PtxType) -> Wide {
+        let (src_lo, src_hi) = int_range(src);
+        let (dst_lo, dst_hi) = int_range(dst);
+        let (lo, hi) = (src_lo.max(dst_lo), src_hi.min(dst_hi));
+        let bits = src.bits();
+        // A bound as the source lanes' bits.
+        let lane_bits = |x: i64| (x as u64 & (u64::MAX >> (64 - bits))) as i64;
+        v.into_iter()
+            .map(|mut x| {
+                let vt = self.b.func.dfg.value_type(x);
+                if lo > src_lo {
+                    let lo = self.v_splat(vt, lane_bits(lo));
+                    x = self.b.ins().smax(x, lo);
+                }
+                if hi < src_hi {
+                    let hi = self.v_splat(vt, lane_bits(hi));
+                    x = if src.is_signed() {
+                        self.b.ins().smin(x, hi)
+                    } else {
+                        self.b.ins().umin(x, hi)
+                    };
+                }
+                x
+            })
+            .collect()
     }
 
     /// Integer lanes of `from` bytes (1, 2, 4 or 8) as lanes of `to` bytes: their low bytes,
