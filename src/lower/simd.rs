@@ -751,10 +751,11 @@ impl Translator<'_, '_> {
         Ok(true)
     }
 
-    /// `ld`/`st` of one 2-, 4- or 8-byte value a lane in global or generic memory through a
-    /// 64-bit address register (`value` is the load's destination; none for a store): when
-    /// the lanes' addresses are contiguous and the range passes its checks, vector loads or
-    /// stores; else lane by lane.
+    /// `ld`/`st` of `vec` elements of type `ty` a lane (up to 16 bytes) in global or generic
+    /// memory through a 64-bit address register (`value` is the load's destination; none for
+    /// a store): when the lanes' addresses are contiguous (or, for a load, a known stride the
+    /// span can be read over) and the range passes its checks, vector loads or stores; else
+    /// lane by lane.
     #[allow(clippy::too_many_arguments)]
     fn v_access(
         &mut self,
@@ -810,9 +811,9 @@ impl Translator<'_, '_> {
             return Ok(false);
         }
         // The distance between lanes: the access's width (contiguous), or, for a load of one
-        // element a lane in a confined module, 2, 4 or 8 times it up to 16 bytes (Triton's
-        // elements of a thread's run, one load each): the lanes' whole span is read, its range
-        // checked (confinement), and each lane's element picked out of its run.
+        // element a lane in a confined module, 4, 8 or 16 bytes, a multiple of the width
+        // (Triton's elements of a thread's run, one load each): the lanes' whole span is read,
+        // its range checked (confinement), and each lane's element picked out of its run.
         let stride = match self.lanes.as_ref().expect("grouped").strides[base as usize] {
             None => width,
             Some(s) if s == i64::from(width) => width,
@@ -876,8 +877,7 @@ impl Translator<'_, '_> {
         };
         let span = stride * self.width() as u32;
         let ok = if self.confined {
-            let bytes = span;
-            let (ok, _) = self.accessible(first, space, bytes, width);
+            let (ok, _) = self.accessible(first, space, span, width);
             self.b.ins().band(ok, together)
         } else {
             together
