@@ -549,6 +549,34 @@ fn float_vector_forms_match_one_thread_at_a_time() {
         same_as_one_thread(&format!("{op} %f3, %f1, %f2;\nmov.b32 %r8, %f3;"));
     }
     same_as_one_thread("fma.rn.f32 %f3, %f1, %f2, %f1;\nmov.b32 %r8, %f3;");
+    same_as_one_thread("fma.rn.ftz.sat.f32 %f3, %f1, %f2, %f1;\nmov.b32 %r8, %f3;");
+    for op in [
+        "div.rn.f32",
+        "div.full.ftz.f32",
+        "div.approx.f32",
+        "sub.ftz.sat.f32",
+        "min.f32",
+        "max.ftz.f32",
+    ] {
+        same_as_one_thread(&format!("{op} %f3, %f1, %f2;\nmov.b32 %r8, %f3;"));
+    }
+    // Equal operands (±0 among them) and NaNs in both places.
+    for (x, y) in [("%f1", "%f1"), ("%f1", "0f80000000"), ("0f00000000", "%f1")] {
+        for op in ["min.f32", "max.f32"] {
+            same_as_one_thread(&format!("{op} %f3, {x}, {y};\nmov.b32 %r8, %f3;"));
+        }
+    }
+    for op in [
+        "sqrt.rn.f32",
+        "sqrt.approx.ftz.f32",
+        "rcp.rn.f32",
+        "rcp.approx.ftz.f32",
+        "rsqrt.approx.f32",
+        "neg.f32",
+        "abs.ftz.f32",
+    ] {
+        same_as_one_thread(&format!("{op} %f3, %f2;\nmov.b32 %r8, %f3;"));
+    }
     // Halves through the group helper (or lane by lane, on hosts without it).
     for op in [
         "fma.rn.f16x2",
@@ -607,6 +635,16 @@ fn integer_conversions_and_moves_between_classes_match_one_thread_at_a_time() {
     }
     // Bits between an integer and a float register, both ways.
     same_as_one_thread("mov.b32 %f3, %r5;\nadd.f32 %f3, %f3, %f2;\nmov.b32 %r8, %f3;");
+    // To f32, rounded to nearest even.
+    for (src, x) in [
+        ("s32", "%r5"),
+        ("u32", "%r6"),
+        ("s16", "%rs1"),
+        ("u16", "%rs2"),
+    ] {
+        same_as_one_thread(&format!("cvt.rn.f32.{src} %f3, {x};\nmov.b32 %r8, %f3;"));
+    }
+    same_as_one_thread("cvt.rn.sat.f32.s32 %f3, %r5;\nmov.b32 %r8, %f3;");
     // .sat: clamped to the destination's range, between every pair of 16- and 32-bit types
     // (hashes of both signs and of small magnitudes, the result's bits shown).
     for dst in ["u16", "s16", "u32", "s32"] {

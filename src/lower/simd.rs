@@ -26,7 +26,7 @@ use crate::frontend::checked::{
 use crate::types::PtxType;
 
 mod bits;
-mod float_to_int;
+mod float_int;
 mod half_bits;
 mod half_cmp;
 mod half_cvt;
@@ -56,6 +56,7 @@ pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
                     && mods.rnd.is_none()
                     && !(mods.sat && (dst.size() > 4 || src.size() > 4)))
                     || (dst.is_int() && (src == PtxType::F32 || half(src)))
+                    || (src.is_int() && dst == PtxType::F32)
                     || (half(src) && dst == PtxType::F32)
                     || (src == PtxType::F32 && half(dst))
             }
@@ -88,6 +89,7 @@ impl Translator<'_, '_> {
                     && self.v_cvt_int(dst, src, mods.sat, a)?)
             }
             Op::Cvt { dst, src, mods } if dst.is_int() => self.v_cvt_float_int(dst, src, mods, a),
+            Op::Cvt { dst, src, mods } if src.is_int() => self.v_cvt_int_float(dst, src, mods, a),
             Op::Cvt { dst, src, mods } => self.v_cvt_half(dst, src, mods, a),
             Op::Selp(ty) => self.v_selp(ty, a),
             Op::Int { op, ty } => self.v_int(op, ty, a),
@@ -713,42 +715,144 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// f32 `add sub mul fma` rounded to nearest, without `.ftz`/`.sat`: the host's vector
-    /// arithmetic, NaN results made canonical.
+    /// f32 arithmetic for the whole group, as `lower::float` computes it: `add sub mul fma`
+    /// to nearest, `div sqrt rcp rsqrt` (IEEE, whatever `.rn`/`.approx`/`.full`), `min max`
+    /// (±0 ordered, one NaN operand gives the other), `neg abs` (bits, NaNs unchanged);
+    /// `.ftz` on the inputs and the result, `.sat`, NaN results canonical.
     fn v_f32(&mut self, op: FloatOp, mods: FloatMods, a: &[Arg]) -> LResult<bool> {
         let ty = PtxType::F32;
-        let plain = FloatMods {
+        let allowed = FloatMods {
             rnd: mods.rnd,
+            ftz: mods.ftz,
+            sat: mods.sat,
+            approx: mods.approx,
+            full: mods.full,
             ..FloatMods::default()
         };
-        let arith = matches!(op, FloatOp::Add | FloatOp::Sub | FloatOp::Mul)
-            || (op == FloatOp::Fma && host_has_fma());
+        let supported = match op {
+            FloatOp::Fma => host_has_fma(),
+            FloatOp::Add
+            | FloatOp::Sub
+            | FloatOp::Mul
+            | FloatOp::Div
+            | FloatOp::Sqrt
+            | FloatOp::Rcp
+            | FloatOp::Rsqrt
+            | FloatOp::Min
+            | FloatOp::Max
+            | FloatOp::Neg
+            | FloatOp::Abs => true,
+            _ => false,
+        };
         let nsrc = op.sources();
-        if !arith
-            || mods != plain
+        if !supported
+            || mods != allowed
             || !matches!(mods.rnd, None | Some(Rounding::Rn))
             || !self.v_dst_ok(&a[0], ty)
             || !(1..=nsrc).all(|i| self.v_src_ok(&a[i], ty))
         {
             return Ok(false);
         }
-        let x: Vec<Wide> = (1..=nsrc)
-            .map(|i| self.v_read(&a[i], ty))
-            .collect::<LResult<_>>()?;
-        let r = (0..x[0].len())
+        let mut x = Vec::new();
+        for arg in &a[1..=nsrc] {
+            let v = self.v_read(arg, ty)?;
+            x.push(if mods.ftz { self.v_flush_f32(v) } else { v });
+        }
+        let one = self.b.ins().f32const(1.0);
+        let one = self.b.ins().splat(types::F32X4, one);
+        let r: Wide = (0..x[0].len())
             .map(|c| {
                 let ins = self.b.ins();
-                let r = match op {
+                match op {
                     FloatOp::Add => ins.fadd(x[0][c], x[1][c]),
                     FloatOp::Sub => ins.fsub(x[0][c], x[1][c]),
                     FloatOp::Mul => ins.fmul(x[0][c], x[1][c]),
-                    _ => ins.fma(x[0][c], x[1][c], x[2][c]),
-                };
-                super::softfloat::canonicalize_f32(self.b, r)
+                    FloatOp::Fma => ins.fma(x[0][c], x[1][c], x[2][c]),
+                    FloatOp::Div => ins.fdiv(x[0][c], x[1][c]),
+                    FloatOp::Sqrt => ins.sqrt(x[0][c]),
+                    FloatOp::Rcp => ins.fdiv(one, x[0][c]),
+                    FloatOp::Rsqrt => {
+                        let s = ins.sqrt(x[0][c]);
+                        self.b.ins().fdiv(one, s)
+                    }
+                    FloatOp::Neg => ins.fneg(x[0][c]),
+                    FloatOp::Abs => ins.fabs(x[0][c]),
+                    _ => self.v_f32_min_max(op == FloatOp::Max, x[0][c], x[1][c]),
+                }
             })
             .collect();
+        let mut r = r;
+        if mods.sat {
+            r = r.into_iter().map(|v| self.v_f32_saturate(v)).collect();
+        }
+        if mods.ftz {
+            r = self.v_flush_f32(r);
+        }
+        if !op.is_sign_operation() {
+            r = r
+                .into_iter()
+                .map(|v| super::softfloat::canonicalize_f32(self.b, v))
+                .collect();
+        }
         self.v_write(&a[0], r);
         Ok(true)
+    }
+
+    /// `.ftz` of f32 lanes: subnormals become zero of the same sign.
+    fn v_flush_f32(&mut self, v: Wide) -> Wide {
+        v.into_iter()
+            .map(|f| {
+                let bits = self.b.ins().bitcast(types::I32X4, bits::lane_order(), f);
+                let bits = self.v_flush(bits, 0x0080_0000);
+                self.b.ins().bitcast(types::F32X4, bits::lane_order(), bits)
+            })
+            .collect()
+    }
+
+    /// `.sat` of f32 lanes (`softfloat::saturate`): clamped to [+0, 1], NaN +0.
+    fn v_f32_saturate(&mut self, v: Value) -> Value {
+        let zero = self.b.ins().f32const(0.0);
+        let zero = self.b.ins().splat(types::F32X4, zero);
+        let one = self.b.ins().f32const(1.0);
+        let one = self.b.ins().splat(types::F32X4, one);
+        let positive = self.b.ins().fcmp(FloatCC::GreaterThan, v, zero);
+        let positive = self
+            .b
+            .ins()
+            .bitcast(types::F32X4, bits::lane_order(), positive);
+        let v = self.b.ins().bitselect(positive, v, zero);
+        let big = self.b.ins().fcmp(FloatCC::GreaterThan, v, one);
+        let big = self.b.ins().bitcast(types::F32X4, bits::lane_order(), big);
+        self.b.ins().bitselect(big, one, v)
+    }
+
+    /// f32 `min`/`max` of lanes (`Translator::min_max`): the smaller (larger) value, −0
+    /// below +0, one NaN operand giving the other.
+    fn v_f32_min_max(&mut self, is_max: bool, x: Value, y: Value) -> Value {
+        let order = |t: &mut Self, v: Value| t.b.ins().bitcast(types::F32X4, bits::lane_order(), v);
+        let cc = if is_max {
+            FloatCC::GreaterThan
+        } else {
+            FloatCC::LessThan
+        };
+        let x_wins = self.b.ins().fcmp(cc, x, y);
+        let x_wins = order(self, x_wins);
+        let picked = self.b.ins().bitselect(x_wins, x, y);
+        // Equal values: only ±0 differ; max takes the AND of sign bits (+0 wins), min the OR.
+        let merged = if is_max {
+            self.b.ins().band(x, y)
+        } else {
+            self.b.ins().bor(x, y)
+        };
+        let equal = self.b.ins().fcmp(FloatCC::Equal, x, y);
+        let equal = order(self, equal);
+        let picked = self.b.ins().bitselect(equal, merged, picked);
+        let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
+        let x_nan = order(self, x_nan);
+        let y_nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
+        let y_nan = order(self, y_nan);
+        let picked = self.b.ins().bitselect(y_nan, x, picked);
+        self.b.ins().bitselect(x_nan, y, picked)
     }
 
     /// `ld`/`st` of `vec` elements of type `ty` a lane (up to 16 bytes) in global or generic

@@ -1,8 +1,8 @@
-//! Vector form of `cvt` from a float (f32, or a half widened exactly) to a 16- or 32-bit
-//! integer, with the one-thread lowering's rules (`convert::float_to_int`): the value
-//! rounded to an integral one in the direction asked for (toward zero without one), NaN 0,
-//! a value past the type's range its nearest end.
-
+//! Vector forms of `cvt` between floats and integers, with the one-thread lowering's rules
+//! (`convert::float_to_int`, `convert::int_to_float`): from f32 or a half (widened exactly)
+//! to a 16- or 32-bit integer, the value rounded to an integral one in the direction asked
+//! for (toward zero without one), NaN 0, a value past the type's range its nearest end; from
+//! a 16- or 32-bit integer to f32, rounded to nearest even (`.sat` clamping the result).
 use cranelift_codegen::ir::{InstBuilder, types};
 
 use super::Wide;
@@ -86,6 +86,48 @@ impl Translator<'_, '_> {
                 .map(|w| self.b.ins().unarrow(w[0], w[1]))
                 .collect()
         };
+        self.v_write(&a[0], v);
+        Ok(true)
+    }
+
+    /// `cvt.rn{.sat}.f32.src` from an integer of 16 or 32 bits for the whole group; `false`
+    /// (nothing emitted) for other types, roundings and modifiers.
+    pub(super) fn v_cvt_int_float(
+        &mut self,
+        dst: PtxType,
+        src: PtxType,
+        mods: CvtMods,
+        a: &[Arg],
+    ) -> LResult<bool> {
+        let allowed = CvtMods {
+            rnd: mods.rnd,
+            sat: mods.sat,
+            ..CvtMods::default()
+        };
+        if dst != PtxType::F32
+            || !(src.is_int() && matches!(src.size(), 2 | 4))
+            || mods != allowed
+            || !matches!(mods.rnd, None | Some(Rounding::Rn))
+            || a.len() != 2
+            || !self.v_dst_ok(&a[0], dst)
+            || !self.v_src_ok(&a[1], src)
+        {
+            return Ok(false);
+        }
+        let x = self.v_read(&a[1], src)?;
+        let signed = src.is_signed();
+        let x = self.v_resize(x, src.size(), 4, signed);
+        let v = x
+            .into_iter()
+            .map(|i| {
+                let f = if signed {
+                    self.b.ins().fcvt_from_sint(types::F32X4, i)
+                } else {
+                    self.b.ins().fcvt_from_uint(types::F32X4, i)
+                };
+                if mods.sat { self.v_f32_saturate(f) } else { f }
+            })
+            .collect();
         self.v_write(&a[0], v);
         Ok(true)
     }
