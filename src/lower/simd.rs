@@ -803,7 +803,7 @@ impl Translator<'_, '_> {
         v.into_iter()
             .map(|f| {
                 let bits = self.b.ins().bitcast(types::I32X4, bits::lane_order(), f);
-                let bits = self.v_flush(bits, 0x0080_0000);
+                let bits = self.v_flush_f32_bits(bits);
                 self.b.ins().bitcast(types::F32X4, bits::lane_order(), bits)
             })
             .collect()

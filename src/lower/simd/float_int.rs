@@ -6,7 +6,6 @@
 use cranelift_codegen::ir::{InstBuilder, types};
 
 use super::Wide;
-use super::bits::lane_order;
 use crate::frontend::checked::{Arg, CvtMods, Rounding};
 use crate::lower::half::format_of;
 use crate::lower::{LResult, Translator};
@@ -37,17 +36,7 @@ impl Translator<'_, '_> {
         }
         let x = self.v_read(&a[1], src)?;
         let floats: Wide = if src == PtxType::F32 {
-            if mods.ftz {
-                x.into_iter()
-                    .map(|f| {
-                        let bits = self.b.ins().bitcast(types::I32X4, lane_order(), f);
-                        let bits = self.v_flush(bits, 0x0080_0000);
-                        self.b.ins().bitcast(types::F32X4, lane_order(), bits)
-                    })
-                    .collect()
-            } else {
-                x
-            }
+            if mods.ftz { self.v_flush_f32(x) } else { x }
         } else {
             let (fmt, _) = format_of(src);
             self.v_widen_halves(fmt, false, x)

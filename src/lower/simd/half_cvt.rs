@@ -167,7 +167,7 @@ impl Translator<'_, '_> {
     }
 
     /// `.ftz` of f32 bits.
-    fn v_flush_f32_bits(&mut self, bits: Value) -> Value {
+    pub(super) fn v_flush_f32_bits(&mut self, bits: Value) -> Value {
         self.v_flush(bits, 0x0080_0000)
     }
 
