@@ -4,7 +4,7 @@
 //! bit-identical to a GPU's).
 
 use cranelift_codegen::ir::condcodes::FloatCC;
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 use super::softfloat;
 use super::{LResult, Translator};
@@ -75,7 +75,9 @@ impl Translator<'_, '_> {
             FloatOp::Neg => self.b.ins().fneg(x[0]),
             FloatOp::Abs => self.b.ins().fabs(x[0]),
             FloatOp::Copysign => self.b.ins().fcopysign(x[1], x[0]),
-            FloatOp::Min | FloatOp::Max => self.min_max(op == FloatOp::Max, x[0], x[1]),
+            FloatOp::Min | FloatOp::Max => {
+                softfloat::min_max(self.b, op == FloatOp::Max, x[0], x[1])
+            }
             FloatOp::Ex2 | FloatOp::Lg2 | FloatOp::Sin | FloatOp::Cos | FloatOp::Tanh => {
                 let name = match (op, ty) {
                     (FloatOp::Ex2, PtxType::F32) => "ptxjit_exp2f",
@@ -150,38 +152,5 @@ impl Translator<'_, '_> {
         } else {
             self.b.ins().f64const(1.0)
         }
-    }
-
-    /// PTX min/max: a NaN operand yields the other; −0 < +0. (Both NaN: a NaN, made canonical
-    /// by the caller.)
-    pub fn min_max(&mut self, is_max: bool, x: Value, y: Value) -> Value {
-        let ty = self.b.func.dfg.value_type(x);
-        let it = if ty == types::F32 {
-            types::I32
-        } else {
-            types::I64
-        };
-        let cc = if is_max {
-            FloatCC::GreaterThan
-        } else {
-            FloatCC::LessThan
-        };
-        let x_wins = self.b.ins().fcmp(cc, x, y);
-        let picked = self.b.ins().select(x_wins, x, y);
-        // Equal values: only ±0 differ; max takes the AND of sign bits (+0 wins), min the OR.
-        let xb = self.b.ins().bitcast(it, MemFlagsData::new(), x);
-        let yb = self.b.ins().bitcast(it, MemFlagsData::new(), y);
-        let merged = if is_max {
-            self.b.ins().band(xb, yb)
-        } else {
-            self.b.ins().bor(xb, yb)
-        };
-        let merged = self.b.ins().bitcast(ty, MemFlagsData::new(), merged);
-        let equal = self.b.ins().fcmp(FloatCC::Equal, x, y);
-        let picked = self.b.ins().select(equal, merged, picked);
-        let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-        let y_nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
-        let picked = self.b.ins().select(y_nan, x, picked);
-        self.b.ins().select(x_nan, y, picked)
     }
 }

@@ -777,13 +777,16 @@ impl Translator<'_, '_> {
                     }
                     FloatOp::Neg => ins.fneg(x[0][c]),
                     FloatOp::Abs => ins.fabs(x[0][c]),
-                    _ => self.v_f32_min_max(op == FloatOp::Max, x[0][c], x[1][c]),
+                    _ => super::softfloat::min_max(self.b, op == FloatOp::Max, x[0][c], x[1][c]),
                 }
             })
             .collect();
         let mut r = r;
         if mods.sat {
-            r = r.into_iter().map(|v| self.v_f32_saturate(v)).collect();
+            r = r
+                .into_iter()
+                .map(|v| super::softfloat::saturate(self.b, v))
+                .collect();
         }
         if mods.ftz {
             r = self.v_flush_f32(r);
@@ -807,52 +810,6 @@ impl Translator<'_, '_> {
                 self.b.ins().bitcast(types::F32X4, bits::lane_order(), bits)
             })
             .collect()
-    }
-
-    /// `.sat` of f32 lanes (`softfloat::saturate`): clamped to [+0, 1], NaN +0.
-    fn v_f32_saturate(&mut self, v: Value) -> Value {
-        let zero = self.b.ins().f32const(0.0);
-        let zero = self.b.ins().splat(types::F32X4, zero);
-        let one = self.b.ins().f32const(1.0);
-        let one = self.b.ins().splat(types::F32X4, one);
-        let positive = self.b.ins().fcmp(FloatCC::GreaterThan, v, zero);
-        let positive = self
-            .b
-            .ins()
-            .bitcast(types::F32X4, bits::lane_order(), positive);
-        let v = self.b.ins().bitselect(positive, v, zero);
-        let big = self.b.ins().fcmp(FloatCC::GreaterThan, v, one);
-        let big = self.b.ins().bitcast(types::F32X4, bits::lane_order(), big);
-        self.b.ins().bitselect(big, one, v)
-    }
-
-    /// f32 `min`/`max` of lanes (`Translator::min_max`): the smaller (larger) value, −0
-    /// below +0, one NaN operand giving the other.
-    fn v_f32_min_max(&mut self, is_max: bool, x: Value, y: Value) -> Value {
-        let order = |t: &mut Self, v: Value| t.b.ins().bitcast(types::F32X4, bits::lane_order(), v);
-        let cc = if is_max {
-            FloatCC::GreaterThan
-        } else {
-            FloatCC::LessThan
-        };
-        let x_wins = self.b.ins().fcmp(cc, x, y);
-        let x_wins = order(self, x_wins);
-        let picked = self.b.ins().bitselect(x_wins, x, y);
-        // Equal values: only ±0 differ; max takes the AND of sign bits (+0 wins), min the OR.
-        let merged = if is_max {
-            self.b.ins().band(x, y)
-        } else {
-            self.b.ins().bor(x, y)
-        };
-        let equal = self.b.ins().fcmp(FloatCC::Equal, x, y);
-        let equal = order(self, equal);
-        let picked = self.b.ins().bitselect(equal, merged, picked);
-        let x_nan = self.b.ins().fcmp(FloatCC::Unordered, x, x);
-        let x_nan = order(self, x_nan);
-        let y_nan = self.b.ins().fcmp(FloatCC::Unordered, y, y);
-        let y_nan = order(self, y_nan);
-        let picked = self.b.ins().bitselect(y_nan, x, picked);
-        self.b.ins().bitselect(x_nan, y, picked)
     }
 
     /// `ld`/`st` of `vec` elements of type `ty` a lane (up to 16 bytes) in global or generic

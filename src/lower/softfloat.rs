@@ -333,18 +333,42 @@ pub fn fma_round_to_odd(b: &mut FunctionBuilder, x: Value, y: Value, c: Value) -
     b.ins().bitcast(types::F64, MemFlagsData::new(), bits)
 }
 
+/// `x` where `cond` (the result of a compare of values of `x`'s type) holds, else `y`: a
+/// select for scalars, a bit select of the lanes' masks for vectors (f32x4 here).
+fn pick(b: &mut FunctionBuilder, cond: Value, x: Value, y: Value) -> Value {
+    let ty = b.func.dfg.value_type(x);
+    if ty.is_vector() {
+        let lanes = MemFlagsData::new().with_endianness(Endianness::Little);
+        let mask = b.ins().bitcast(ty, lanes, cond);
+        b.ins().bitselect(mask, x, y)
+    } else {
+        b.ins().select(cond, x, y)
+    }
+}
+
+/// The float `v` of type `ty` (f32, f64, or in every lane of an f32x4).
+fn float_const(b: &mut FunctionBuilder, ty: types::Type, v: f64) -> Value {
+    match ty {
+        types::F64 => b.ins().f64const(v),
+        types::F32 => b.ins().f32const(v as f32),
+        _ => {
+            let lane = b.ins().f32const(v as f32);
+            b.ins().splat(ty, lane)
+        }
+    }
+}
+
 /// Replaces any NaN f32 (or any NaN lane of an f32x4) by the canonical NaN.
 pub fn canonicalize_f32(b: &mut FunctionBuilder, v: Value) -> Value {
     let is_nan = b.ins().fcmp(FloatCC::Unordered, v, v);
     let nan = b.ins().f32const(f32::from_bits(CANONICAL_NAN_F32));
-    if b.func.dfg.value_type(v) == types::F32X4 {
-        let nan = b.ins().splat(types::F32X4, nan);
-        let lanes = MemFlagsData::new().with_endianness(Endianness::Little);
-        let is_nan = b.ins().bitcast(types::F32X4, lanes, is_nan);
-        b.ins().bitselect(is_nan, nan, v)
+    let ty = b.func.dfg.value_type(v);
+    let nan = if ty.is_vector() {
+        b.ins().splat(ty, nan)
     } else {
-        b.ins().select(is_nan, nan, v)
-    }
+        nan
+    };
+    pick(b, is_nan, nan, v)
 }
 
 /// Flushes an f32 or f64 subnormal to zero of the same sign.
@@ -363,18 +387,53 @@ pub fn flush_subnormal(b: &mut FunctionBuilder, v: Value) -> Value {
     b.ins().bitcast(ty, MemFlagsData::new(), bits)
 }
 
-/// `.sat`: clamps to [+0, 1]; NaN gives +0.
+/// `.sat`: clamps to [+0, 1]; NaN gives +0 (f32, f64, or the lanes of an f32x4).
 pub fn saturate(b: &mut FunctionBuilder, v: Value) -> Value {
     let ty = b.func.dfg.value_type(v);
-    let (zero, one) = if ty == types::F32 {
-        (b.ins().f32const(0.0), b.ins().f32const(1.0))
-    } else {
-        (b.ins().f64const(0.0), b.ins().f64const(1.0))
-    };
+    let (zero, one) = (float_const(b, ty, 0.0), float_const(b, ty, 1.0));
     let positive = b.ins().fcmp(FloatCC::GreaterThan, v, zero);
-    let v = b.ins().select(positive, v, zero);
+    let v = pick(b, positive, v, zero);
     let big = b.ins().fcmp(FloatCC::GreaterThan, v, one);
-    b.ins().select(big, one, v)
+    pick(b, big, one, v)
+}
+
+/// PTX min/max (f32, f64, or the lanes of an f32x4): a NaN operand yields the other; −0 <
+/// +0. (Both NaN: a NaN, made canonical by the caller.)
+pub fn min_max(b: &mut FunctionBuilder, is_max: bool, x: Value, y: Value) -> Value {
+    let ty = b.func.dfg.value_type(x);
+    let (it, flags) = if ty.is_vector() {
+        (
+            types::I32X4,
+            MemFlagsData::new().with_endianness(Endianness::Little),
+        )
+    } else {
+        (
+            types::Type::int(ty.bits() as u16).expect("f32 or f64"),
+            MemFlagsData::new(),
+        )
+    };
+    let cc = if is_max {
+        FloatCC::GreaterThan
+    } else {
+        FloatCC::LessThan
+    };
+    let x_wins = b.ins().fcmp(cc, x, y);
+    let picked = pick(b, x_wins, x, y);
+    // Equal values: only ±0 differ; max takes the AND of sign bits (+0 wins), min the OR.
+    let xb = b.ins().bitcast(it, flags, x);
+    let yb = b.ins().bitcast(it, flags, y);
+    let merged = if is_max {
+        b.ins().band(xb, yb)
+    } else {
+        b.ins().bor(xb, yb)
+    };
+    let merged = b.ins().bitcast(ty, flags, merged);
+    let equal = b.ins().fcmp(FloatCC::Equal, x, y);
+    let picked = pick(b, equal, merged, picked);
+    let x_nan = b.ins().fcmp(FloatCC::Unordered, x, x);
+    let y_nan = b.ins().fcmp(FloatCC::Unordered, y, y);
+    let picked = pick(b, y_nan, x, picked);
+    pick(b, x_nan, y, picked)
 }
 
 // ---- bit-level rules on half values (i16), mirroring `semantics::half_ops` ----------------

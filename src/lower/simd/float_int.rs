@@ -114,7 +114,11 @@ impl Translator<'_, '_> {
                 } else {
                     self.b.ins().fcvt_from_uint(types::F32X4, i)
                 };
-                if mods.sat { self.v_f32_saturate(f) } else { f }
+                if mods.sat {
+                    crate::lower::softfloat::saturate(self.b, f)
+                } else {
+                    f
+                }
             })
             .collect();
         self.v_write(&a[0], v);
