@@ -117,6 +117,49 @@ pub enum SyncKind {
     Activemask,
 }
 
+/// What completes a synchronization point: its warp's lanes, its warpgroup, a barrier of its
+/// block, an mbarrier's phase, the cluster barrier or the grid barrier.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Completer {
+    Warp,
+    Warpgroup,
+    Barrier,
+    Mbarrier,
+    Cluster,
+    Grid,
+}
+
+impl SyncKind {
+    fn completer(self) -> Completer {
+        match self {
+            SyncKind::Shfl(_)
+            | SyncKind::Vote(_)
+            | SyncKind::Match { .. }
+            | SyncKind::Redux { .. }
+            | SyncKind::Elect
+            | SyncKind::WarpSync
+            | SyncKind::WarpMatrix { .. }
+            | SyncKind::Mma(_)
+            | SyncKind::Activemask => Completer::Warp,
+            SyncKind::Wgmma(_) => Completer::Warpgroup,
+            SyncKind::Barrier(_) => Completer::Barrier,
+            SyncKind::MbarrierWait { .. } => Completer::Mbarrier,
+            SyncKind::ClusterWait => Completer::Cluster,
+            SyncKind::GridSync => Completer::Grid,
+        }
+    }
+}
+
+/// The [`Completer`]s that threads wait for in a round, as a set.
+#[derive(Clone, Copy)]
+struct Waited(u8);
+
+impl Waited {
+    fn has(self, c: Completer) -> bool {
+        self.0 >> c as u8 & 1 == 1
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct SyncPoint {
     /// Index of the instruction in the kernel's body.
@@ -223,52 +266,67 @@ impl CoopKernel {
         ctxs: &[BlockContext],
     ) -> Result<bool, (usize, u64)> {
         let n = (ctxs[0].ntid[0] * ctxs[0].ntid[1] * ctxs[0].ntid[2]) as usize;
-        let mut blocks: Vec<(Frames, Vec<At>)> = bytes
+        let mut blocks: Vec<Frames> = bytes
             .chunks_mut(bytes.len() / ctxs.len())
-            .map(|bytes| {
-                let f = Frames {
-                    bytes,
-                    size: self.frame_bytes,
-                };
-                let at = (0..n).map(|t| f.at(t)).collect();
-                (f, at)
+            .map(|bytes| Frames {
+                bytes,
+                size: self.frame_bytes,
             })
             .collect();
-        let ats = || blocks.iter().flat_map(|(_, at)| at);
-        if ats().all(|a| *a == At::Done) {
+        // Where each thread of each block is, block after block: the round's one list (a
+        // round is over a block's threads, so what it costs beyond them is what counts).
+        let at: Vec<At> = blocks
+            .iter()
+            .flat_map(|f| (0..n).map(move |t| f.at(t)))
+            .collect();
+        if at.iter().all(|a| *a == At::Done) {
             return Ok(true);
         }
-        if ats().any(|a| *a == At::Runnable) {
+        if at.contains(&At::Runnable) {
             return Ok(false);
         }
+        // (Only what some thread waits for is looked at: each look is over every thread.)
+        let waited = Waited(at.iter().fold(0, |set, a| match a {
+            At::Waiting(p) => set | 1 << self.points[*p].kind.completer() as u8,
+            _ => set,
+        }));
         let mut progress = false;
-        for (rank, ((f, at), ctx)) in blocks.iter_mut().zip(ctxs).enumerate() {
-            progress |= self.block_round(f, at, ctx).map_err(|s| (rank, s))?;
+        for (rank, ((f, at), ctx)) in blocks.iter_mut().zip(at.chunks(n)).zip(ctxs).enumerate() {
+            progress |= self
+                .block_round(f, at, ctx, waited)
+                .map_err(|s| (rank, s))?;
         }
-        let cluster_size = ctxs[0].cluster.cluster_nctarank.max(1) as usize;
-        for cluster in blocks.chunks_mut(cluster_size) {
-            progress |= self.cluster_barrier(cluster);
+        if waited.has(Completer::Cluster) {
+            let cluster_size = ctxs[0].cluster.cluster_nctarank.max(1) as usize;
+            for (cluster, at) in blocks
+                .chunks_mut(cluster_size)
+                .zip(at.chunks(cluster_size * n))
+            {
+                progress |= self.cluster_barrier(cluster, at);
+            }
         }
-        progress |= self.grid_barrier(&mut blocks);
+        if waited.has(Completer::Grid) {
+            progress |= self.grid_barrier(&mut blocks, &at);
+        }
         if progress {
             return Ok(false);
         }
         let mut moving = false;
-        for (rank, (f, at)) in blocks.iter_mut().enumerate() {
-            moving |= self.time_out_waits(f, at).map_err(|s| (rank, s))?;
+        if waited.has(Completer::Mbarrier) {
+            for (rank, (f, at)) in blocks.iter_mut().zip(at.chunks(n)).enumerate() {
+                moving |= self.time_out_waits(f, at).map_err(|s| (rank, s))?;
+            }
         }
         if moving {
             return Ok(false);
         }
         // Nothing can proceed: name the first waiting thread's instruction.
-        let (rank, point) = blocks
+        let (rank, point) = at
             .iter()
             .enumerate()
-            .find_map(|(rank, (_, at))| {
-                at.iter().find_map(|a| match a {
-                    At::Waiting(p) => Some((rank, *p)),
-                    _ => None,
-                })
+            .find_map(|(i, a)| match a {
+                At::Waiting(p) => Some((i / n, *p)),
+                _ => None,
             })
             .expect("someone waits");
         let kind = match self.points[point].kind {
@@ -281,26 +339,41 @@ impl CoopKernel {
 
     /// What one block's waiting threads asked for that the block alone can give; whether
     /// any thread was released.
-    fn block_round(&self, f: &mut Frames, at: &[At], ctx: &BlockContext) -> Result<bool, u64> {
+    fn block_round(
+        &self,
+        f: &mut Frames,
+        at: &[At],
+        ctx: &BlockContext,
+        waited: Waited,
+    ) -> Result<bool, u64> {
         if at.iter().all(|a| *a == At::Done) {
             return Ok(false);
         }
-        let mut progress = self.warp_collectives(f, at)?;
-        progress |= self.warpgroup_mmas(f, at, ctx)?;
-        if !progress {
+        let mut progress = false;
+        if waited.has(Completer::Warp) {
+            progress |= self.warp_collectives(f, at)?;
+        }
+        if waited.has(Completer::Warpgroup) {
+            progress |= self.warpgroup_mmas(f, at, ctx)?;
+        }
+        if !progress && waited.has(Completer::Barrier) {
             progress = self.barriers(f, at)?;
         }
-        progress |= self.mbarrier_waits(f, at)?;
+        if waited.has(Completer::Mbarrier) {
+            progress |= self.mbarrier_waits(f, at)?;
+        }
         Ok(progress)
     }
 
     /// The cluster barrier: its phase completes when every thread of the cluster that has
     /// not exited has arrived in it; then the waits of the threads that arrived return.
     /// Whether anything changed.
-    fn cluster_barrier(&self, blocks: &mut [(Frames, Vec<At>)]) -> bool {
-        let completed = blocks[0].0.header_u32(frame::CLUSTER_PHASES);
+    /// (`at`: where the threads of `blocks` are, block after block.)
+    fn cluster_barrier(&self, blocks: &mut [Frames], at: &[At]) -> bool {
+        let n = at.len() / blocks.len();
+        let completed = blocks[0].header_u32(frame::CLUSTER_PHASES);
         let (mut live, mut arrived) = (0, 0);
-        for (f, at) in blocks.iter() {
+        for (f, at) in blocks.iter().zip(at.chunks(n)) {
             for t in (0..at.len()).filter(|&t| at[t] != At::Done) {
                 live += 1;
                 arrived += u32::from(f.u32_at(t, frame::CLUSTER_ARRIVAL) == completed + 1);
@@ -309,7 +382,7 @@ impl CoopKernel {
         let complete = live > 0 && arrived == live;
         let completed = completed + u32::from(complete);
         let mut released = false;
-        for (f, at) in blocks.iter_mut() {
+        for (f, at) in blocks.iter_mut().zip(at.chunks(n)) {
             f.set_header_u32(frame::CLUSTER_PHASES, completed);
             for (t, a) in at.iter().enumerate() {
                 let waits =
@@ -326,17 +399,16 @@ impl CoopKernel {
 
     /// The grid barrier: it completes when every thread of the grid (the blocks a
     /// cooperative launch runs together) that has not exited waits at it. Whether it did.
-    fn grid_barrier(&self, blocks: &mut [(Frames, Vec<At>)]) -> bool {
+    /// (`at`: as for [`Self::cluster_barrier`].)
+    fn grid_barrier(&self, blocks: &mut [Frames], at: &[At]) -> bool {
         let at_grid_sync =
             |a: &At| matches!(*a, At::Waiting(p) if self.points[p].kind == SyncKind::GridSync);
-        let all_there = blocks
-            .iter()
-            .flat_map(|(_, at)| at)
-            .all(|a| *a == At::Done || at_grid_sync(a));
-        if !all_there || !blocks.iter().flat_map(|(_, at)| at).any(at_grid_sync) {
+        let all_there = at.iter().all(|a| *a == At::Done || at_grid_sync(a));
+        if !all_there || !at.iter().any(at_grid_sync) {
             return false;
         }
-        for (f, at) in blocks.iter_mut() {
+        let n = at.len() / blocks.len();
+        for (f, at) in blocks.iter_mut().zip(at.chunks(n)) {
             for (t, a) in at.iter().enumerate() {
                 if at_grid_sync(a) {
                     f.release_with(t, &[], false);
@@ -406,56 +478,59 @@ impl CoopKernel {
     /// Completes every warp collective whose member lanes all wait at it.
     fn warp_collectives(&self, f: &mut Frames, at: &[At]) -> Result<bool, u64> {
         let mut progress = false;
-        for warp_base in (0..at.len()).step_by(32) {
-            let lanes = (at.len() - warp_base).min(32);
-            let mut lane = 0;
-            while lane < lanes {
-                let t = warp_base + lane;
-                let At::Waiting(point) = at[t] else {
-                    lane += 1;
+        for (warp, at) in at.chunks(32).enumerate() {
+            let base = 32 * warp;
+            let lanes_at = |wanted: At| lane_mask(at.iter().map(|a| *a == wanted));
+            let done = lanes_at(At::Done);
+            let warp_lanes = u32::MAX >> (32 - at.len());
+            // The lanes released this round.
+            let mut settled = 0u32;
+            for (lane, a) in at.iter().enumerate() {
+                let At::Waiting(point) = *a else {
                     continue;
                 };
+                if settled >> lane & 1 == 1 {
+                    continue;
+                }
                 let kind = self.points[point].kind;
+                if kind.completer() != Completer::Warp {
+                    continue;
+                }
+                let here = lanes_at(At::Waiting(point));
                 if kind == SyncKind::Activemask {
                     // The lanes that got here together: with every thread stopped, those of
                     // the warp that wait at this instruction (the others took another path,
                     // wait elsewhere, or have exited).
-                    let mask = (0..lanes)
-                        .filter(|&l| at[warp_base + l] == At::Waiting(point))
-                        .fold(0u32, |m, l| m | 1 << l);
-                    f.release(t, mask as u64, false);
+                    for l in lanes(here) {
+                        f.release(base + l, here as u64, false);
+                    }
+                    settled |= here;
                     progress = true;
-                    lane += 1;
-                    continue;
-                }
-                if matches!(
-                    kind,
-                    SyncKind::Barrier(_) | SyncKind::MbarrierWait { .. } | SyncKind::Wgmma(_)
-                ) {
-                    lane += 1;
                     continue;
                 }
                 // On sm_70 and later, lanes that have exited drop out of a membermask and the
                 // others proceed without them; `ldmatrix` and `mma` need the whole warp.
                 let whole_warp = matches!(kind, SyncKind::WarpMatrix { .. } | SyncKind::Mma(_));
-                if whole_warp && lanes < 32 {
+                if whole_warp && at.len() < 32 {
                     return Err(self.fail(status::INCOMPLETE_COLLECTIVE, point));
                 }
-                let mask = f.arg(t, frame::MASK_ARG) as u32;
-                let members: Vec<usize> = (0..lanes)
-                    .filter(|&l| mask >> l & 1 == 1)
-                    .filter(|&l| whole_warp || at[warp_base + l] != At::Done)
-                    .collect();
-                let all_here = members
-                    .iter()
-                    .all(|&l| at[warp_base + l] == At::Waiting(point));
-                if all_here && !members.is_empty() && members.contains(&lane) {
-                    self.collective(f, kind, warp_base, lanes, &members);
+                let mut members = f.arg(base + lane, frame::MASK_ARG) as u32 & warp_lanes;
+                if !whole_warp {
+                    members &= !done;
+                }
+                // (A member set that overlaps one already performed: membermasks that
+                // disagree, which the ISA leaves undefined; the lane waits for a later round.)
+                if members != 0
+                    && members & !here == 0
+                    && members >> lane & 1 == 1
+                    && members & settled == 0
+                {
+                    self.collective(f, kind, base, at.len(), members);
+                    settled |= members;
                     progress = true;
-                } else if members.iter().any(|&l| at[warp_base + l] == At::Done) {
+                } else if members & done != 0 {
                     return Err(self.fail(status::INCOMPLETE_COLLECTIVE, point));
                 }
-                lane += 1;
             }
         }
         Ok(progress)
@@ -542,29 +617,21 @@ impl CoopKernel {
         Ok(())
     }
 
-    fn collective(
-        &self,
-        f: &mut Frames,
-        kind: SyncKind,
-        base: usize,
-        lanes: usize,
-        members: &[usize],
-    ) {
-        // Already released by an earlier member's visit.
-        if f.u32_at(base + members[0], frame::WAITING) == 0 {
-            return;
-        }
+    /// Performs the collective `kind` of the lanes `members` (a mask) of the warp whose
+    /// first thread is `base` and that has `lanes` lanes, and releases them.
+    fn collective(&self, f: &mut Frames, kind: SyncKind, base: usize, lanes: usize, members: u32) {
         let arg = |f: &Frames, l: usize, k: i32| f.arg(base + l, k);
         if let SyncKind::WarpMatrix { store, num, trans } = kind {
             if store {
                 stmatrix(num, trans, |l| arg(f, l, 0), |l, m| arg(f, l, 1 + m as i32));
             }
             let results = match store {
-                true => vec![Vec::new(); 32],
+                true => [[0; 4]; 32],
                 false => ldmatrix(num, trans, |l| arg(f, l, 0)),
             };
-            for &l in members {
-                f.release_with(base + l, &results[l], false);
+            let num = if store { 0 } else { num as usize };
+            for l in self::lanes(members) {
+                f.release_with(base + l, &results[l][..num], false);
             }
             return;
         }
@@ -579,66 +646,66 @@ impl CoopKernel {
                 })
                 .collect();
             let d = crate::mma::mma(form, &regs);
-            for &l in members {
+            for l in self::lanes(members) {
                 f.release_with(base + l, &d[l], false);
             }
             return;
         }
-        let member_mask = members.iter().fold(0u32, |m, l| m | 1 << l);
-        let mut results = Vec::with_capacity(members.len());
-        for &l in members {
-            results.push(match kind {
+        let pred = |f: &Frames, l: usize| arg(f, l, 0) & 1 == 1;
+        let mut results = [(0u64, false); 32];
+        // What every member gets alike, found once.
+        let common = match kind {
+            SyncKind::Vote(mode) => {
+                let ballot = lane_mask((0..32).map(|l| members >> l & 1 == 1 && pred(f, l)));
+                match mode {
+                    VoteMode::All => (0, ballot == members),
+                    VoteMode::Any => (0, ballot != 0),
+                    VoteMode::Uni => (0, ballot == members || ballot == 0),
+                    VoteMode::Ballot => (ballot as u64, false),
+                }
+            }
+            SyncKind::Redux { op, signed } => {
+                let values = self::lanes(members).map(|l| arg(f, l, 0) as u32);
+                (redux(op, signed, values) as u64, false)
+            }
+            _ => (0, false),
+        };
+        for l in self::lanes(members) {
+            results[l] = match kind {
                 SyncKind::Shfl(mode) => {
                     let (b, c) = (arg(f, l, 1) as u32, arg(f, l, 2) as u32);
                     let (j, pval) = shfl_source(mode, l as u32, b, c);
                     // A source lane outside the warp, exited or not participating gives an
                     // undefined value: the lane's own.
-                    let src = if j < 32 && member_mask >> j & 1 == 1 {
+                    let src = if j < 32 && members >> j & 1 == 1 {
                         j as usize
                     } else {
                         l
                     };
                     (arg(f, src, 0) as u32 as u64, pval)
                 }
-                SyncKind::Vote(mode) => {
-                    let preds: Vec<bool> = members.iter().map(|&m| arg(f, m, 0) & 1 == 1).collect();
-                    match mode {
-                        VoteMode::All => (0, preds.iter().all(|p| *p)),
-                        VoteMode::Any => (0, preds.iter().any(|p| *p)),
-                        VoteMode::Uni => (0, preds.iter().all(|p| *p == preds[0])),
-                        VoteMode::Ballot => {
-                            let bits = members
-                                .iter()
-                                .zip(&preds)
-                                .filter(|(_, p)| **p)
-                                .fold(0u32, |m, (l, _)| m | 1 << l);
-                            (bits as u64, false)
-                        }
-                    }
-                }
-                SyncKind::Redux { op, signed } => {
-                    let values = members.iter().map(|&m| arg(f, m, 0) as u32);
-                    (redux(op, signed, values) as u64, false)
-                }
+                SyncKind::Vote(_) | SyncKind::Redux { .. } => common,
                 // The lowest member lane leads.
-                SyncKind::Elect => (members[0] as u64, l == members[0]),
+                SyncKind::Elect => {
+                    let leader = members.trailing_zeros() as usize;
+                    (leader as u64, l == leader)
+                }
                 SyncKind::Match { all } => {
                     let v = arg(f, l, 0);
-                    let same = members
-                        .iter()
-                        .filter(|&&m| arg(f, m, 0) == v)
-                        .fold(0u32, |m, l| m | 1 << l);
+                    let same =
+                        lane_mask((0..32).map(|m| members >> m & 1 == 1 && arg(f, m, 0) == v));
                     if all {
-                        let equal = same == member_mask;
-                        (if equal { member_mask as u64 } else { 0 }, equal)
+                        let equal = same == members;
+                        (if equal { members as u64 } else { 0 }, equal)
                     } else {
                         (same as u64, false)
                     }
                 }
                 _ => (0, false),
-            });
+            };
         }
-        for (&l, (v, p)) in members.iter().zip(results) {
+        for l in self::lanes(members) {
+            let (v, p) = results[l];
             f.release(base + l, v, p);
         }
     }
@@ -646,46 +713,80 @@ impl CoopKernel {
     /// Releases every barrier whose participants have all arrived.
     fn barriers(&self, f: &mut Frames, at: &[At]) -> Result<bool, u64> {
         let live = at.iter().filter(|a| **a != At::Done).count() as u32;
-        let mut progress = false;
-        for id in 0..16usize {
-            let waiting: Vec<usize> = (0..at.len())
-                .filter(|&t| matches!(at[t], At::Waiting(p) if matches!(self.points[p].kind, SyncKind::Barrier(_)) && f.arg(t, 0) == id as u64))
-                .collect();
-            let Some(&first) = waiting.first() else {
+        // Per barrier id: the first thread waiting at it, how many wait, how many of those
+        // give a true predicate (`bar.red`), and whether one waits at another instruction.
+        let mut first = [None; 16];
+        let mut waiting = [0u32; 16];
+        let mut true_preds = [0u32; 16];
+        let mut divergent = [false; 16];
+        for (t, a) in at.iter().enumerate() {
+            let At::Waiting(p) = *a else {
+                continue;
+            };
+            let Some(id) = self.barrier_id(f, t, p) else {
+                continue;
+            };
+            let (_, first_p) = *first[id].get_or_insert((t, p));
+            waiting[id] += 1;
+            true_preds[id] += (f.arg(t, 2) & 1) as u32;
+            divergent[id] |= p != first_p;
+        }
+        let mut released = 0u16;
+        let mut results = [(0, false); 16];
+        for id in 0..16 {
+            let Some((first, point)) = first[id] else {
                 continue;
             };
             let count = f.arg(first, 1) as u32;
             let expected = if count == 0 { live } else { count };
             let arrived = f.arrivals(id);
-            if waiting.len() as u32 + arrived < expected {
+            if waiting[id] + arrived < expected {
                 continue;
             }
-            let At::Waiting(point) = at[first] else {
-                unreachable!()
-            };
-            if count == 0 && waiting.iter().any(|&t| at[t] != At::Waiting(point)) {
+            if count == 0 && divergent[id] {
                 return Err(self.fail(status::DIVERGENT_BARRIER, point));
             }
-            let preds: Vec<bool> = waiting.iter().map(|&t| f.arg(t, 2) & 1 == 1).collect();
-            let (value, pred) = match self.points[point].kind {
-                SyncKind::Barrier(BarKind::Red(BarRed::Popc)) => {
-                    (preds.iter().filter(|p| **p).count() as u64, false)
-                }
-                SyncKind::Barrier(BarKind::Red(BarRed::And)) => (0, preds.iter().all(|p| *p)),
-                SyncKind::Barrier(BarKind::Red(BarRed::Or)) => (0, preds.iter().any(|p| *p)),
+            results[id] = match self.points[point].kind {
+                SyncKind::Barrier(BarKind::Red(BarRed::Popc)) => (true_preds[id] as u64, false),
+                SyncKind::Barrier(BarKind::Red(BarRed::And)) => (0, true_preds[id] == waiting[id]),
+                SyncKind::Barrier(BarKind::Red(BarRed::Or)) => (0, true_preds[id] > 0),
                 _ => (0, false),
             };
-            for &t in &waiting {
-                f.release(t, value, pred);
-            }
             f.set_arrivals(
                 id,
-                arrived.saturating_sub(expected.saturating_sub(waiting.len() as u32)),
+                arrived.saturating_sub(expected.saturating_sub(waiting[id])),
             );
-            progress = true;
+            released |= 1 << id;
         }
-        Ok(progress)
+        for (t, a) in at.iter().enumerate() {
+            if let At::Waiting(p) = *a
+                && let Some(id) = self.barrier_id(f, t, p)
+                && released >> id & 1 == 1
+            {
+                let (value, pred) = results[id];
+                f.release(t, value, pred);
+            }
+        }
+        Ok(released != 0)
     }
+
+    /// The id of the barrier that thread `t`, waiting at point `p`, waits at, if `p` is a
+    /// barrier (an id past 15 is none: its threads wait for ever).
+    fn barrier_id(&self, f: &Frames, t: usize, p: usize) -> Option<usize> {
+        let id = f.arg(t, 0);
+        (matches!(self.points[p].kind, SyncKind::Barrier(_)) && id < 16).then_some(id as usize)
+    }
+}
+
+/// The mask of the lanes (of at most 32) for which `each` gives true, lane 0 lowest.
+fn lane_mask(each: impl Iterator<Item = bool>) -> u32 {
+    each.enumerate()
+        .fold(0, |m, (l, yes)| m | u32::from(yes) << l)
+}
+
+/// The lanes of a mask, lowest first.
+fn lanes(mask: u32) -> impl Iterator<Item = usize> {
+    (0..32).filter(move |l| mask >> l & 1 == 1)
 }
 
 /// The word of the mbarrier object at a host address the waiting thread's code checked.
@@ -719,23 +820,23 @@ fn matrix_element(
 
 /// `ldmatrix`: lanes 8i..8i+7 give the row addresses of matrix i (8 rows of 8 b16); each lane
 /// receives its [`matrix_fragment`] of each matrix.
-fn ldmatrix(num: u32, trans: bool, row_address: impl Fn(usize) -> u64) -> Vec<Vec<u64>> {
-    (0..32)
-        .map(|l| {
-            (0..num as usize)
-                .map(|m| {
-                    let [lo, hi] = matrix_fragment(l, trans).map(|at| {
-                        let addr = matrix_element(&row_address, m, at);
-                        // SAFETY: the address was computed by the kernel for a shared-memory
-                        // row, as `ld.shared` would read it, and (when confined) checked to
-                        // lie in shared memory.
-                        unsafe { std::ptr::read_unaligned(addr as *const u16) }
-                    });
-                    lo as u64 | (hi as u64) << 16
-                })
-                .collect()
+/// Lane l's registers are `[l][..num]` (`num` is 1, 2 or 4).
+fn ldmatrix(num: u32, trans: bool, row_address: impl Fn(usize) -> u64) -> [[u64; 4]; 32] {
+    std::array::from_fn(|l| {
+        std::array::from_fn(|m| {
+            if m >= num as usize {
+                return 0;
+            }
+            let [lo, hi] = matrix_fragment(l, trans).map(|at| {
+                let addr = matrix_element(&row_address, m, at);
+                // SAFETY: the address was computed by the kernel for a shared-memory row, as
+                // `ld.shared` would read it, and (when confined) checked to lie in shared
+                // memory.
+                unsafe { std::ptr::read_unaligned(addr as *const u16) }
+            });
+            lo as u64 | (hi as u64) << 16
         })
-        .collect()
+    })
 }
 
 /// `stmatrix`: the inverse of [`ldmatrix`]: each lane's register m (`word(l, m)`) holds its

@@ -281,6 +281,20 @@ fn a_cluster_wait_holds_until_late_threads_arrive() {
 }
 
 #[test]
+fn a_cluster_wait_after_a_warp_collective_holds_until_late_threads_arrive() {
+    // As above, after a `shfl.sync` of every lane, with rank 1 late by two more: the wait is
+    // no warp collective, whatever membermask the warp's last collective gave.
+    let body = format!(
+        "shfl.sync.idx.b32 %r10, %t, 0, 31, -1;\nsetp.eq.u32 %p1, %rank, 0;\n@%p1 bra ARRIVE;\n\
+         shfl.sync.idx.b32 %r10, %t, 0, 31, -1;\nshfl.sync.idx.b32 %r10, %t, 0, 31, -1;\n{STORE_OWN}ARRIVE:\n{CLUSTER_SYNC}mov.u32 %r9, 1;\n\
+         shl.b32 %r4, %t, 2;\nadd.u32 %r4, %sh, %r4;\nmapa.shared::cluster.u32 %r5, %r4, %r9;\n\
+         ld.shared::cluster.u32 %r6, [%r5];\n{CLUSTER_SYNC}st.global.u32 [%o], %r6;"
+    );
+    let got = run("", &body, 2, Some(2), 2, 4).unwrap();
+    assert_eq!(got, [100, 101, 100, 101]);
+}
+
+#[test]
 fn the_cluster_barrier_can_be_passed_again_and_again() {
     // Rank r adds r + 1 to rank 0's sh[1] once per phase, ten phases; the sum is exact only
     // if every phase separates the additions from the reads.

@@ -106,6 +106,23 @@ fn outside_a_cooperative_launch_the_grid_barrier_fails_without_waiting() {
 }
 
 #[test]
+fn a_grid_barrier_after_a_warp_collective_waits_for_late_blocks() {
+    // Block 1 passes two more `shfl.sync` before it stores; block 0 must read its stores.
+    // The grid barrier is no warp collective, whatever membermask the warp's last
+    // `shfl.sync` gave.
+    let body = format!(
+        "shfl.sync.idx.b32 %r13, %g, 0, 31, -1;\nmov.u32 %r6, %ctaid.x;\nsetp.eq.u32 %p1, %r6, 0;\n\
+         @%p1 bra SYNC;\nshfl.sync.idx.b32 %r13, %g, 0, 31, -1;\nshfl.sync.idx.b32 %r13, %g, 0, 31, -1;\nSYNC:\nadd.u32 %r5, %g, 1;\n\
+         st.global.u32 [%o], %r5;\n{GRID_SYNC}add.u32 %r12, %g, 32;\nrem.u32 %r12, %r12, %n;\n\
+         mul.wide.u32 %rd1, %r12, 4;\nadd.s64 %rd1, %out, %rd1;\nld.global.u32 %r6, [%rd1];\n\
+         {GRID_SYNC}st.global.u32 [%o], %r6;"
+    );
+    let got = run(&body, 2, 32, true, 64).unwrap();
+    let want: Vec<u32> = (0..64).map(|g| (g + 32) % 64 + 1).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
 fn threads_that_exited_do_not_hold_up_the_grid_barrier() {
     // The upper half of every block returns first; the rest pass the barrier.
     let body = format!(
