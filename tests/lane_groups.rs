@@ -434,6 +434,26 @@ fn integer_vector_forms_match_one_thread_at_a_time() {
         ));
     }
     same_as_one_thread("mul.wide.s16 %r8, %rs1, %rs2;");
+    // A multiplier with the type's top bit set is negative in a signed multiply, not the
+    // power of two its bits read as unsigned.
+    same_as_one_thread(
+        "mul.wide.s32 %rw5, %r5, 0x80000000;\nshr.u64 %rw5, %rw5, 17;\ncvt.u32.u64 %r8, %rw5;",
+    );
+    // The product's upper half: by a register, a power of two, a negative power, a constant.
+    for ty in ["s32", "u32"] {
+        for b in ["%r6", "4", "0x80000000", "-1640531535"] {
+            same_as_one_thread(&format!("mul.hi.{ty} %r8, %r5, {b};"));
+        }
+        same_as_one_thread(&format!("mad.hi.{ty} %r8, %r5, %r6, %r4;"));
+    }
+    for ty in ["s16", "u16"] {
+        same_as_one_thread(&format!(
+            "mul.hi.{ty} %rs3, %rs1, %rs2;\ncvt.u32.u16 %r8, %rs3;"
+        ));
+        same_as_one_thread(&format!(
+            "mad.hi.{ty} %rs3, %rs1, %rs2, %rs1;\ncvt.u32.u16 %r8, %rs3;"
+        ));
+    }
     // Predicates: and, or, xor, not of two comparisons.
     for op in ["and.pred", "or.pred", "xor.pred"] {
         same_as_one_thread(&format!(
@@ -577,6 +597,13 @@ fn float_vector_forms_match_one_thread_at_a_time() {
     ] {
         same_as_one_thread(&format!("{op} %f3, %f2;\nmov.b32 %r8, %f3;"));
     }
+    // `.b32` registers as f32 operands and results (Triton declares no others).
+    for op in ["add.f32", "mul.rn.f32", "min.f32", "div.rn.f32"] {
+        same_as_one_thread(&format!("{op} %r8, %r5, %r6;"));
+    }
+    same_as_one_thread("fma.rn.f32 %r8, %r5, %r6, %r5;");
+    same_as_one_thread("sqrt.rn.f32 %r8, %r6;");
+    same_as_one_thread("setp.lt.f32 %p1, %r5, %r6;\nselp.u32 %r8, 1, 2, %p1;");
     // Halves through the group helper (or lane by lane, on hosts without it).
     for op in [
         "fma.rn.f16x2",

@@ -65,6 +65,15 @@ pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
         || matches!(inst.op, Op::Bra | Op::Ret | Op::Exit)
 }
 
+/// Whether a register of type `reg_ty` is read and written as `ty` lanes by the vector forms:
+/// the same IR type, or another of the same width (PTX's `.b32` registers as `.f32`
+/// operands, as Triton declares all its registers), whose bits are taken as they are.
+fn same_bits(reg_ty: PtxType, ty: PtxType) -> bool {
+    let (r, t) = (reg_ty.ir_type(), ty.ir_type());
+    (r == t || (r.bits() == t.bits() && vector_of(r).is_some()))
+        && (reg_ty == PtxType::Pred) == (ty == PtxType::Pred)
+}
+
 impl Translator<'_, '_> {
     /// Lowers `inst` for the whole group with vectors, if it has a vector form here; returns
     /// whether it did (emitting nothing when not).
@@ -138,18 +147,20 @@ impl Translator<'_, '_> {
         if !matches!(space, StateSpace::Global | StateSpace::Generic) {
             return Ok(false);
         }
-        let every = if self.is_uniform_reg(g.reg) {
+        // (`mask`: the lanes whose guard holds, where they differ.)
+        let (every, mask) = if self.is_uniform_reg(g.reg) {
             let p = self.lanes.as_ref().expect("grouped").scalars[g.reg as usize];
             let p = self.b.use_var(p);
-            if g.negated {
+            let p = if g.negated {
                 self.b.ins().bxor_imm_u(p, 1)
             } else {
                 p
-            }
+            };
+            (p, None)
         } else {
             let mask = self.guard_lanes(g);
             let all = self.every_lane();
-            self.b.ins().icmp_imm_u(IntCC::Equal, mask, all)
+            (self.b.ins().icmp_imm_u(IntCC::Equal, mask, all), Some(mask))
         };
         let (each, some) = self.branch_cold(every, false);
         let join = self.b.create_block();
@@ -163,7 +174,14 @@ impl Translator<'_, '_> {
         }
         self.b.ins().jump(join, &[]);
         self.b.switch_to_block(some);
-        self.lane_by_lane_looped(inst)?;
+        // Where no lane's guard holds (a group past the end of Triton's bounds), nothing.
+        if let Some(mask) = mask {
+            let (none, part) = self.branch_cold(mask, true);
+            self.b.switch_to_block(none);
+            self.b.ins().jump(join, &[]);
+            self.b.switch_to_block(part);
+            self.lane_by_lane_looped(inst)?;
+        }
         self.b.ins().jump(join, &[]);
         self.b.seal_block(join);
         self.b.switch_to_block(join);
@@ -190,9 +208,7 @@ impl Translator<'_, '_> {
             }
             // Lane by lane, a register of another width is truncated or extended.
             Arg::Reg(r) | Arg::Not(r) => {
-                let reg_ty = self.func.regs[*r as usize].ty;
-                reg_ty.ir_type() == ty.ir_type()
-                    && (reg_ty == PtxType::Pred) == (ty == PtxType::Pred)
+                same_bits(self.func.regs[*r as usize].ty, ty)
                     && (matches!(arg, Arg::Reg(_)) || ty == PtxType::Pred)
             }
             Arg::Imm(_) | Arg::SymbolAddr(..) => true,
@@ -206,9 +222,7 @@ impl Translator<'_, '_> {
     fn v_dst_ok(&self, arg: &Arg, ty: PtxType) -> bool {
         match arg {
             Arg::Reg(r) if !self.is_uniform_reg(*r) => {
-                let reg_ty = self.func.regs[*r as usize].ty;
-                reg_ty.ir_type() == ty.ir_type()
-                    && (reg_ty == PtxType::Pred) == (ty == PtxType::Pred)
+                same_bits(self.func.regs[*r as usize].ty, ty)
             }
             _ => false,
         }
@@ -219,7 +233,10 @@ impl Translator<'_, '_> {
         let vt = vector_of(ty.ir_type()).expect("checked");
         let n = self.width() / vt.lane_count() as usize;
         match arg {
-            Arg::Reg(r) if !self.is_uniform_reg(*r) => Ok(self.lane_vectors(*r)),
+            Arg::Reg(r) if !self.is_uniform_reg(*r) => {
+                let v = self.lane_vectors(*r);
+                Ok(self.v_as(v, vt))
+            }
             Arg::Not(r) if !self.is_uniform_reg(*r) => {
                 let p = self.v_read(&Arg::Reg(*r), ty)?;
                 let one = self.v_splat(vt, 1);
@@ -266,6 +283,8 @@ impl Translator<'_, '_> {
         let Arg::Reg(r) = arg else {
             unreachable!("checked by v_dst_ok")
         };
+        let vt = vector_of(self.func.regs[*r as usize].ty.ir_type()).expect("checked");
+        let v = self.v_as(v, vt);
         self.write_vectors(*r, v);
     }
 
@@ -289,8 +308,10 @@ impl Translator<'_, '_> {
     fn v_int(&mut self, op: IntOp, ty: PtxType, a: &[Arg]) -> LResult<bool> {
         let it = ty.ir_type();
         let signed = ty.is_signed();
-        if let IntOp::Mul(MulMode::Wide) | IntOp::Mad(MulMode::Wide) = op {
-            return self.v_wide(op, ty, a);
+        if let IntOp::Mul(mode @ (MulMode::Wide | MulMode::Hi))
+        | IntOp::Mad(mode @ (MulMode::Wide | MulMode::Hi)) = op
+        {
+            return self.v_wide(op, mode == MulMode::Hi, ty, a);
         }
         let binary = matches!(
             op,
@@ -387,7 +408,7 @@ impl Translator<'_, '_> {
     }
 
     /// `mul.wide` / `mad.wide` from 16 or 32 bits: each source vector widened into two.
-    fn v_wide(&mut self, op: IntOp, ty: PtxType, a: &[Arg]) -> LResult<bool> {
+    fn v_wide(&mut self, op: IntOp, high: bool, ty: PtxType, a: &[Arg]) -> LResult<bool> {
         let wide = match ty {
             PtxType::U16 => PtxType::U32,
             PtxType::S16 => PtxType::S32,
@@ -396,10 +417,12 @@ impl Translator<'_, '_> {
             _ => return Ok(false),
         };
         let mad = matches!(op, IntOp::Mad(_));
-        if !self.v_dst_ok(&a[0], wide)
+        // `.hi`: the product's upper half, and an addend, of the sources' type.
+        let dst_ty = if high { ty } else { wide };
+        if !self.v_dst_ok(&a[0], dst_ty)
             || !self.v_src_ok(&a[1], ty)
             || !self.v_src_ok(&a[2], ty)
-            || (mad && !self.v_src_ok(&a[3], wide))
+            || (mad && !self.v_src_ok(&a[3], dst_ty))
         {
             return Ok(false);
         }
@@ -420,10 +443,14 @@ impl Translator<'_, '_> {
         };
         let x = widened(self, &a[1])?;
         // A constant power of two (an element size) is a shift.
+        // (Of the type's width, as the one-thread form reads it: a signed type's top bit is
+        // a negative multiplier.)
         let shift = match a[2] {
             Arg::Imm(imm) => {
-                let k = crate::frontend::check::immediate_bits(imm, ty);
-                (k.is_power_of_two()).then(|| k.trailing_zeros())
+                let bits = ty.bits();
+                let k = crate::frontend::check::immediate_bits(imm, ty) & (u64::MAX >> (64 - bits));
+                let negative = signed && k >> (bits - 1) == 1;
+                (k.is_power_of_two() && !negative).then(|| k.trailing_zeros())
             }
             _ => None,
         };
@@ -440,8 +467,15 @@ impl Translator<'_, '_> {
                     .collect()
             }
         };
+        if high {
+            // (The products of each source vector's low and high lanes: their upper halves
+            // are its lanes' results, in order.)
+            let part = ty.size() as u32;
+            let upper = self.v_split(r, 2 * part, 2).pop().expect("two parts");
+            r = self.v_as(upper, vector_of(ty.ir_type()).expect("16 or 32 bits"));
+        }
         if mad {
-            let c = self.v_read(&a[3], wide)?;
+            let c = self.v_read(&a[3], dst_ty)?;
             r = r
                 .into_iter()
                 .zip(c)
