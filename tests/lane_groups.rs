@@ -1036,6 +1036,57 @@ fn strided_loads_match_one_thread_at_a_time() {
 }
 
 #[test]
+fn strided_stores_match_one_thread_at_a_time() {
+    // 256 threads, each with runs of 16 bytes at out + 16t, 8 at out + 4096 + 8t, 32 at
+    // out + 6144 + 32t and 16 at out + 14336 + 16t (the last lane's element ending the
+    // buffer, its run past it): every run first filled, then one element of it stored a
+    // lane; the bytes around each element keep what the thread wrote there.
+    let ptx = kernel(
+        ".reg .b16 %rs<4>;\n.reg .b64 %rw<4>;\n\
+         mul.lo.u32 %r5, %r4, -1640531535;\nmul.lo.u32 %r6, %r4, -2048144789;\n\
+         mul.wide.u32 %rw1, %r4, 16;\nadd.s64 %rw1, %rd1, %rw1;\n\
+         mul.wide.u32 %rw2, %r4, 8;\nadd.s64 %rw2, %rd1, %rw2;\n\
+         mul.wide.u32 %rw3, %r4, 32;\nadd.s64 %rw3, %rd1, %rw3;\n\
+         st.global.v4.b32 [%rw1], {%r6, %r6, %r6, %r6};\n\
+         st.global.v2.b32 [%rw2+4096], {%r6, %r6};\n\
+         st.global.v4.b32 [%rw3+6144], {%r6, %r6, %r6, %r6};\n\
+         st.global.v4.b32 [%rw3+6160], {%r6, %r6, %r6, %r6};\n\
+         st.global.u32 [%rw1+4], %r5;\nst.global.u8 [%rw1+13], %r5;\n\
+         cvt.u16.u32 %rs1, %r5;\nst.global.u16 [%rw2+4098], %rs1;\n\
+         st.global.v2.b32 [%rw3+6152], {%r5, %r4};\n\
+         st.global.u32 [%rw1+14336], %r5;\nret;",
+    );
+    let bytes = 14336 + 16 * 255 + 4;
+    let want = run_bytes(&ptx, LaneGroups::Off, 4, [64, 1, 1], bytes, 0);
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert!(
+            run_bytes(&ptx, groups, 4, [64, 1, 1], bytes, 0) == want,
+            "{groups:?}"
+        );
+    }
+}
+
+#[test]
+fn a_strided_store_past_the_buffer_fails_as_one_thread_does() {
+    // The last thread's element (out + 16 × 255) lies past the 4080-byte buffer.
+    let ptx = kernel(
+        ".reg .b64 %rw<2>;\nmul.wide.u32 %rw1, %r4, 16;\nadd.s64 %rw1, %rd1, %rw1;\n\
+         st.global.u32 [%rw1], %r4;\nret;",
+    );
+    for groups in [LaneGroups::Off, LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        let out = DeviceBuffer::zeroed(4080).unwrap();
+        let err = module(&ptx, groups)
+            .kernel("k")
+            .unwrap()
+            .launch(4, Dim3::new(64, 1, 1), &[Arg::buffer(&out), Arg::u32(0)])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("illegal address"), "{groups:?}: {err}");
+        assert!(err.contains("block (3, 0, 0)"), "{groups:?}: {err}");
+    }
+}
+
+#[test]
 fn a_grid_stride_loop_over_halfwords_stores_each_element_once() {
     // Lane-affine addresses of stride 2 (`mul.wide` by 2 of an index that a uniform step
     // advances): contiguous 16-bit stores, and the tail where some lanes stop.

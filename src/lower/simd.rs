@@ -470,7 +470,7 @@ impl Translator<'_, '_> {
         if high {
             // (The products of each source vector's low and high lanes: their upper halves
             // are its lanes' results, in order.)
-            let part = ty.size() as u32;
+            let part = ty.size();
             let upper = self.v_split(r, 2 * part, 2).pop().expect("two parts");
             r = self.v_as(upper, vector_of(ty.ir_type()).expect("16 or 32 bits"));
         }
@@ -905,10 +905,14 @@ impl Translator<'_, '_> {
         {
             return Ok(false);
         }
-        // The distance between lanes: the access's width (contiguous), or, for a load of one
-        // element a lane in a confined module, 4, 8 or 16 bytes, a multiple of the width
-        // (Triton's elements of a thread's run, one load each): the lanes' whole span is read,
-        // its range checked (confinement), and each lane's element picked out of its run.
+        // The distance between lanes: the access's width (contiguous), or, lanes further
+        // apart (Triton's elements of a thread's run, one access each):
+        // - for a load of one element a lane in a confined module, 4, 8 or 16 bytes, a
+        //   multiple of the width: the lanes' whole span is read, its range checked
+        //   (confinement), and each lane's element picked out of its run;
+        // - for a store, up to 64 bytes: the span's range checked, each lane's bytes stored
+        //   on their own (writing the span back would overwrite the bytes between them,
+        //   which other threads may be writing).
         let stride = match self.lanes.as_ref().expect("grouped").strides[base as usize] {
             None => width,
             Some(s) if s == i64::from(width) => width,
@@ -918,6 +922,11 @@ impl Translator<'_, '_> {
                     && self.confined
                     && s > i64::from(width)
                     && s % i64::from(width) == 0 =>
+            {
+                s as u32
+            }
+            Some(s)
+                if value.is_none() && width <= 8 && (i64::from(width) + 1..=64).contains(&s) =>
             {
                 s as u32
             }
@@ -1016,9 +1025,21 @@ impl Translator<'_, '_> {
                     self.v_write(e, v);
                 }
             }
-            Some(v) => {
+            Some(v) if stride == width => {
                 for (c, v) in v.into_iter().enumerate() {
                     self.b.ins().store(flags, v, first, 16 * c as i32);
+                }
+            }
+            Some(v) => {
+                let lane = bits_type(8 * width).expect("1 to 8 bytes").ir_type();
+                let vt = vector_of(lane).expect("a lane");
+                let per = 16 / width as usize;
+                let v = self.v_as(v, vt);
+                for k in 0..self.width() {
+                    let x = self.b.ins().extractlane(v[k / per], (k % per) as u8);
+                    self.b
+                        .ins()
+                        .store(flags, x, first, (k as u32 * stride) as i32);
                 }
             }
         }
