@@ -1073,7 +1073,11 @@ fn a_strided_store_past_the_buffer_fails_as_one_thread_does() {
         ".reg .b64 %rw<2>;\nmul.wide.u32 %rw1, %r4, 16;\nadd.s64 %rw1, %rd1, %rw1;\n\
          st.global.u32 [%rw1], %r4;\nret;",
     );
-    for groups in [LaneGroups::Off, LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+    for groups in [
+        LaneGroups::Off,
+        LaneGroups::Always,
+        LaneGroups::AlwaysForBlockX(64),
+    ] {
         let out = DeviceBuffer::zeroed(4080).unwrap();
         let err = module(&ptx, groups)
             .kernel("k")
@@ -1083,6 +1087,86 @@ fn a_strided_store_past_the_buffer_fails_as_one_thread_does() {
             .to_string();
         assert!(err.contains("illegal address"), "{groups:?}: {err}");
         assert!(err.contains("block (3, 0, 0)"), "{groups:?}: {err}");
+    }
+}
+
+/// A kernel over Triton's runs: thread t's four words, elements 4t..4t+3 of the input at
+/// out + 4096 (which each thread first fills) and of the output at out, each access under its own bound (element < n),
+/// through a base register whose lane-0 index `%r5` the caller computes from `%r4` (`index`);
+/// `between` stands between the run's loads and writes `%e9`, which the output adds in.
+fn run_kernel(index: &str, between: &str) -> String {
+    kernel(&format!(
+        ".reg .b64 %rw<4>;\n.reg .b32 %e<12>;\n.reg .pred %q<5>;\n{index}\n\
+         add.u32 %r6, %r5, 1;\nadd.u32 %r7, %r5, 2;\nadd.u32 %r8, %r5, 3;\n\
+         setp.lt.s32 %q1, %r5, %r9;\nsetp.lt.s32 %q2, %r6, %r9;\n\
+         setp.lt.s32 %q3, %r7, %r9;\nsetp.lt.s32 %q4, %r8, %r9;\n\
+         mul.wide.s32 %rw1, %r5, 4;\nadd.s64 %rw2, %rd1, %rw1;\nadd.s64 %rw1, %rw2, 4096;\n\
+         mul.lo.u32 %e5, %r5, -1640531535;\nadd.u32 %e6, %e5, 7;\nxor.b32 %e7, %e5, 99;\n\
+         shr.u32 %e8, %e5, 3;\n\
+         @%q1 st.global.b32 [%rw1+0], {{ %e5 }};\n@%q2 st.global.b32 [%rw1+4], {{ %e6 }};\n\
+         @%q3 st.global.b32 [%rw1+8], {{ %e7 }};\n@%q4 st.global.b32 [%rw1+12], {{ %e8 }};\n\
+         mov.u32 %e1, 0x0;\n@%q1 ld.global.b32 {{ %e1 }}, [%rw1+0];\n\
+         mov.u32 %e2, 0x0;\n@%q2 ld.global.b32 {{ %e2 }}, [%rw1+4];\n{between}\n\
+         mov.u32 %e3, 0x0;\n@%q3 ld.global.b32 {{ %e3 }}, [%rw1+8];\n\
+         mov.u32 %e4, 0x0;\n@%q4 ld.global.b32 {{ %e4 }}, [%rw1+12];\n\
+         mul.lo.u32 %e1, %e1, 3;\nadd.u32 %e2, %e2, %e1;\nxor.b32 %e3, %e3, %e2;\n\
+         sub.u32 %e4, %e4, %e3;\nadd.u32 %e4, %e4, %e9;\n\
+         @%q1 st.global.b32 [%rw2+0], {{ %e1 }};\n@%q2 st.global.b32 [%rw2+4], {{ %e2 }};\n\
+         @%q3 st.global.b32 [%rw2+8], {{ %e3 }};\n@%q4 st.global.b32 [%rw2+12], {{ %e4 }};\nret;"
+    ))
+}
+
+/// Triton's element index: `(tid × 4) & 252 | ctaid << 8`, its lanes' distance unknown
+/// when compiling (so tested when running).
+const TRITON_INDEX: &str = "mov.u32 %r5, %tid.x;\nshl.b32 %r5, %r5, 2;\nand.b32 %r5, %r5, 252;\n\
+    mov.u32 %r6, %ctaid.x;\nshl.b32 %r6, %r6, 8;\nor.b32 %r5, %r5, %r6;";
+
+#[test]
+fn runs_of_consecutive_elements_match_one_thread_at_a_time() {
+    for index in [
+        TRITON_INDEX,
+        // Lane-affine: lanes 16 bytes apart, known when compiling.
+        "shl.b32 %r5, %r4, 2;",
+        // Neighbouring lanes swapped: not a run of the group.
+        "xor.b32 %r5, %r4, 1;\nshl.b32 %r5, %r5, 2;",
+    ] {
+        // An instruction between the loads on other registers, and one that reads a load's
+        // result (the loads before it stay where they are).
+        for between in ["add.u32 %e9, %e5, 1;", "add.u32 %e9, %e1, %e2;"] {
+            let ptx = run_kernel(index, between);
+            // n = 1000: the last group's lanes past element 999 fail their guards.
+            for n in [1024, 1000] {
+                let want = run_bytes(&ptx, LaneGroups::Off, 4, [64, 1, 1], 8192, n);
+                for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+                    assert!(
+                        run_bytes(&ptx, groups, 4, [64, 1, 1], 8192, n) == want,
+                        "{groups:?} n {n}: {index} / {between}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_run_past_the_buffer_faults_at_the_access_one_thread_does() {
+    // The last thread's third input word (out + 8184) lies past the 8184-byte buffer.
+    let ptx = run_kernel(TRITON_INDEX, "mov.u32 %e9, 0;");
+    let error = |groups| {
+        let out = DeviceBuffer::zeroed(8184).unwrap();
+        let error = module(&ptx, groups)
+            .kernel("k")
+            .unwrap()
+            .launch(4, Dim3::new(64, 1, 1), &[Arg::buffer(&out), Arg::u32(1024)])
+            .unwrap_err()
+            .to_string();
+        // (Past the address, which is another buffer's each time.)
+        error.split_once(" (").expect("an address").1.to_string()
+    };
+    let want = error(LaneGroups::Off);
+    assert!(want.contains("[%rw1+8]"), "{want}");
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert_eq!(error(groups), want, "{groups:?}");
     }
 }
 

@@ -418,6 +418,8 @@ pub(super) struct Lanes {
     /// For each divergence site, the block that runs its next lane (or, after the last,
     /// starts the next group); the resume index is the site's number.
     resume_blocks: Vec<Block>,
+    /// Accesses of consecutive elements lowered as one (`simd::runs`).
+    runs: super::simd::runs::Runs,
 }
 
 impl Lanes {
@@ -446,6 +448,7 @@ impl Lanes {
             .map(|(r, s)| s.is_some() && r.ty.bits() == 32)
             .collect();
         let in_loop = loop_positions(f);
+        let runs = super::simd::runs::plan(f, &uniform, &strides);
         let homed = homes(f, &uniform, &strides, group_helpers, &in_loop);
         let homes = f
             .regs
@@ -502,6 +505,7 @@ impl Lanes {
         }
         labels.entry(0).or_insert_with(|| b.create_block());
         Lanes {
+            runs,
             width,
             in_loop,
             homes,
@@ -680,6 +684,13 @@ impl Translator<'_, '_> {
     /// Lowers one instruction for the whole group; returns whether it ended the block.
     fn group_instruction(&mut self, inst: &checked::Inst, pos: usize) -> LResult<bool> {
         let lanes = self.lanes.as_ref().expect("grouped");
+        if lanes.runs.deferred[pos] {
+            return Ok(false);
+        }
+        if let Some(members) = lanes.runs.at_last.get(&pos).cloned() {
+            self.v_run(&members)?;
+            return Ok(false);
+        }
         let next_group = lanes.next_group;
         let target = |t: &Self| -> LResult<Option<usize>> {
             match (inst.op, inst.args.first()) {

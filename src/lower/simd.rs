@@ -31,6 +31,7 @@ mod half_bits;
 mod half_cmp;
 mod half_cvt;
 mod half_lookup;
+pub(super) mod runs;
 
 /// A register's value in every lane: its vectors, lanes 0.. first.
 type Wide = Vec<Value>;
@@ -147,21 +148,9 @@ impl Translator<'_, '_> {
         if !matches!(space, StateSpace::Global | StateSpace::Generic) {
             return Ok(false);
         }
+        let every = self.guard_everywhere(g);
         // (`mask`: the lanes whose guard holds, where they differ.)
-        let (every, mask) = if self.is_uniform_reg(g.reg) {
-            let p = self.lanes.as_ref().expect("grouped").scalars[g.reg as usize];
-            let p = self.b.use_var(p);
-            let p = if g.negated {
-                self.b.ins().bxor_imm_u(p, 1)
-            } else {
-                p
-            };
-            (p, None)
-        } else {
-            let mask = self.guard_lanes(g);
-            let all = self.every_lane();
-            (self.b.ins().icmp_imm_u(IntCC::Equal, mask, all), Some(mask))
-        };
+        let mask = (!self.is_uniform_reg(g.reg)).then(|| self.guard_lanes(g));
         let (each, some) = self.branch_cold(every, false);
         let join = self.b.create_block();
         self.b.switch_to_block(each);
@@ -948,37 +937,7 @@ impl Translator<'_, '_> {
                 Some(self.v_join(parts, ty.size()))
             }
         };
-        let lanes = self.lanes.as_ref().expect("grouped");
-        let (first, together) = if lanes.strides[base as usize] == Some(i64::from(stride)) {
-            // Lane-affine with the stride: the lanes in order, unless a widening crossed
-            // the 32-bit range's end between lanes.
-            let (lane0, in_range) = (lanes.scalars[base as usize], lanes.in_range[base as usize]);
-            let lane0 = self.b.use_var(lane0);
-            let together = match in_range {
-                Some(flag) => self.b.use_var(flag),
-                None => self.b.ins().iconst(types::I8, 1),
-            };
-            (self.b.ins().iadd_imm_s(lane0, offset), together)
-        } else {
-            let addrs = self.v_read(&Arg::Reg(base), PtxType::U64)?;
-            // Contiguous: every lane's address minus k × width is the first lane's.
-            let first_base = self.b.ins().extractlane(addrs[0], 0);
-            let expected = self.b.ins().splat(types::I64X2, first_base);
-            let mut apart = None;
-            for (c, &v) in addrs.iter().enumerate() {
-                let k = 2 * c as u64 * width as u64;
-                let step = self.v_const(types::I64X2, &[k, k + width as u64]);
-                let v = self.b.ins().isub(v, step);
-                let d = self.b.ins().bxor(v, expected);
-                apart = Some(match apart {
-                    None => d,
-                    Some(acc) => self.b.ins().bor(acc, d),
-                });
-            }
-            let apart = self.b.ins().vany_true(apart.expect("lanes"));
-            let first = self.b.ins().iadd_imm_s(first_base, offset);
-            (first, self.b.ins().bxor_imm_u(apart, 1))
-        };
+        let (first, together) = self.v_lanes_apart(base, offset, stride)?;
         let span = stride * self.width() as u32;
         let ok = if self.confined {
             let (ok, _) = self.accessible(first, space, span, width);
@@ -1051,6 +1010,57 @@ impl Translator<'_, '_> {
         self.b.seal_block(join);
         self.b.switch_to_block(join);
         Ok(true)
+    }
+
+    /// Whether guard `g` holds in every lane (an `i8`, 0 or 1).
+    fn guard_everywhere(&mut self, g: Guard) -> Value {
+        if self.is_uniform_reg(g.reg) {
+            let p = self.lanes.as_ref().expect("grouped").scalars[g.reg as usize];
+            let p = self.b.use_var(p);
+            return if g.negated {
+                self.b.ins().bxor_imm_u(p, 1)
+            } else {
+                p
+            };
+        }
+        let mask = self.guard_lanes(g);
+        let all = self.every_lane();
+        self.b.ins().icmp_imm_u(IntCC::Equal, mask, all)
+    }
+
+    /// Lane 0's address through the 64-bit register `base` plus `offset`, and whether the
+    /// lanes' addresses are lane 0's + k × `stride` (an `i8`). Known when the kernel is
+    /// compiled for a lane-affine register of that stride, but for a widening that crossed
+    /// the 32-bit range's end between lanes (a flag the group code keeps); else tested.
+    fn v_lanes_apart(&mut self, base: u32, offset: i64, stride: u32) -> LResult<(Value, Value)> {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        if lanes.strides[base as usize] == Some(i64::from(stride)) {
+            let (lane0, in_range) = (lanes.scalars[base as usize], lanes.in_range[base as usize]);
+            let lane0 = self.b.use_var(lane0);
+            let together = match in_range {
+                Some(flag) => self.b.use_var(flag),
+                None => self.b.ins().iconst(types::I8, 1),
+            };
+            return Ok((self.b.ins().iadd_imm_s(lane0, offset), together));
+        }
+        let addrs = self.v_read(&Arg::Reg(base), PtxType::U64)?;
+        // Every lane's address minus k × stride is the first lane's.
+        let first_base = self.b.ins().extractlane(addrs[0], 0);
+        let expected = self.b.ins().splat(types::I64X2, first_base);
+        let mut apart = None;
+        for (c, &v) in addrs.iter().enumerate() {
+            let k = 2 * c as u64 * u64::from(stride);
+            let step = self.v_const(types::I64X2, &[k, k + u64::from(stride)]);
+            let v = self.b.ins().isub(v, step);
+            let d = self.b.ins().bxor(v, expected);
+            apart = Some(match apart {
+                None => d,
+                Some(acc) => self.b.ins().bor(acc, d),
+            });
+        }
+        let apart = self.b.ins().vany_true(apart.expect("lanes"));
+        let first = self.b.ins().iadd_imm_s(first_base, offset);
+        Ok((first, self.b.ins().bxor_imm_u(apart, 1)))
     }
 
     /// Whether some load of the function reads through the same address operand (a store
