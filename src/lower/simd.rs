@@ -148,9 +148,7 @@ impl Translator<'_, '_> {
         if !matches!(space, StateSpace::Global | StateSpace::Generic) {
             return Ok(false);
         }
-        let every = self.guard_everywhere(g);
-        // (`mask`: the lanes whose guard holds, where they differ.)
-        let mask = (!self.is_uniform_reg(g.reg)).then(|| self.guard_lanes(g));
+        let (every, mask) = self.guard_everywhere(g);
         let (each, some) = self.branch_cold(every, false);
         let join = self.b.create_block();
         self.b.switch_to_block(each);
@@ -396,7 +394,8 @@ impl Translator<'_, '_> {
         Ok(true)
     }
 
-    /// `mul.wide` / `mad.wide` from 16 or 32 bits: each source vector widened into two.
+    /// `mul.wide` / `mad.wide` from 16 or 32 bits, and (`high`) `mul.hi` / `mad.hi`: each
+    /// source vector widened into two.
     fn v_wide(&mut self, op: IntOp, high: bool, ty: PtxType, a: &[Arg]) -> LResult<bool> {
         let wide = match ty {
             PtxType::U16 => PtxType::U32,
@@ -1012,20 +1011,22 @@ impl Translator<'_, '_> {
         Ok(true)
     }
 
-    /// Whether guard `g` holds in every lane (an `i8`, 0 or 1).
-    fn guard_everywhere(&mut self, g: Guard) -> Value {
+    /// Whether guard `g` holds in every lane (an `i8`, 0 or 1), and, where its lanes may
+    /// differ, the mask of those where it holds ([`guard_lanes`](Self::guard_lanes)).
+    fn guard_everywhere(&mut self, g: Guard) -> (Value, Option<Value>) {
         if self.is_uniform_reg(g.reg) {
             let p = self.lanes.as_ref().expect("grouped").scalars[g.reg as usize];
             let p = self.b.use_var(p);
-            return if g.negated {
+            let holds = if g.negated {
                 self.b.ins().bxor_imm_u(p, 1)
             } else {
                 p
             };
+            return (holds, None);
         }
         let mask = self.guard_lanes(g);
         let all = self.every_lane();
-        self.b.ins().icmp_imm_u(IntCC::Equal, mask, all)
+        (self.b.ins().icmp_imm_u(IntCC::Equal, mask, all), Some(mask))
     }
 
     /// Lane 0's address through the 64-bit register `base` plus `offset`, and whether the

@@ -77,7 +77,8 @@ fn commutes(m: &Inst, x: &Inst) -> bool {
 }
 
 /// Finds the runs of `f`: accesses of one element a lane, of `size` bytes, through one
-/// varying base register whose lanes are `m × size` bytes apart (m = 2, 4 or 8), at offsets
+/// varying base register whose lanes are `m × size` bytes apart (m = 2, 4 or 8, at most 16
+/// bytes), at offsets
 /// `o, o + size, …` in order, in one basic block, the instructions between them commuting
 /// with the accesses before them ([`commutes`]).
 pub fn plan(f: &Function, uniform: &[bool], strides: &[Option<i64>]) -> Runs {
@@ -95,14 +96,16 @@ pub fn plan(f: &Function, uniform: &[bool], strides: &[Option<i64>]) -> Runs {
             continue;
         }
         // The run's length where the lanes' distance is known (else up to 8, and the lanes
-        // are tested at run time).
+        // are tested at run time); its bytes at most 16, a lane's whole in one vector.
         let bytes = i64::from(size);
         let known = match strides[base as usize] {
             None => None,
-            Some(s) if s % bytes == 0 && matches!(s / bytes, 2 | 4 | 8) => Some(s / bytes),
+            Some(s) if s <= 16 && s % bytes == 0 && matches!(s / bytes, 2 | 4 | 8) => {
+                Some(s / bytes)
+            }
             Some(_) => continue,
         };
-        let m = known.unwrap_or(8);
+        let m = known.unwrap_or((16 / bytes).min(8));
         let mut members = vec![start];
         for pos in start + 1..body.len().min(start + REACH) {
             // (A label starts another block.)
@@ -169,7 +172,7 @@ impl<'a> Translator<'a, '_> {
             let mut every = self.b.ins().iconst(types::I8, 1);
             for i in &insts {
                 if let Some(g) = i.guard {
-                    let holds = self.guard_everywhere(g);
+                    let (holds, _) = self.guard_everywhere(g);
                     every = self.b.ins().band(every, holds);
                 }
             }
