@@ -329,10 +329,10 @@ impl CoopKernel {
                 _ => None,
             })
             .expect("someone waits");
-        let kind = match self.points[point].kind {
-            SyncKind::Barrier(_) | SyncKind::ClusterWait | SyncKind::GridSync => status::DEADLOCK,
-            SyncKind::MbarrierWait { .. } => status::MBARRIER_DEADLOCK,
-            _ => status::INCOMPLETE_COLLECTIVE,
+        let kind = match self.points[point].kind.completer() {
+            Completer::Barrier | Completer::Cluster | Completer::Grid => status::DEADLOCK,
+            Completer::Mbarrier => status::MBARRIER_DEADLOCK,
+            Completer::Warp | Completer::Warpgroup => status::INCOMPLETE_COLLECTIVE,
         };
         Err((rank, self.fail(kind, point)))
     }

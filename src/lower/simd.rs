@@ -66,6 +66,16 @@ pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
         || matches!(inst.op, Op::Bra | Op::Ret | Op::Exit)
 }
 
+/// The registers (or the stored values) of an `ld`/`st` of `vec` elements: its braces'
+/// elements, or its one operand (`{ %r1 }`, as Triton writes one, is `%r1`).
+fn access_elements(held: &Arg, vec: u8) -> Option<&[Arg]> {
+    match held {
+        Arg::Vector(items) if items.len() == vec as usize => Some(items),
+        _ if vec == 1 => Some(std::slice::from_ref(held)),
+        _ => None,
+    }
+}
+
 /// Whether a register of type `reg_ty` is read and written as `ty` lanes by the vector forms:
 /// the same IR type, or another of the same width (PTX's `.b32` registers as `.f32`
 /// operands, as Triton declares all its registers), whose bits are taken as they are.
@@ -859,11 +869,8 @@ impl Translator<'_, '_> {
         else {
             return Ok(false);
         };
-        let held = value.unwrap_or(&inst.args[1]);
-        let elements: &[Arg] = match held {
-            Arg::Vector(items) if items.len() == vec as usize => items,
-            _ if vec == 1 => std::slice::from_ref(held),
-            _ => return Ok(false),
+        let Some(elements) = access_elements(value.unwrap_or(&inst.args[1]), vec) else {
+            return Ok(false);
         };
         // An integer element narrower than its register: a load extends by the access's
         // signedness, a store keeps the register's low bytes (the one-thread `coerce`).

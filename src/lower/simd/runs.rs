@@ -14,7 +14,7 @@ use std::collections::HashMap;
 
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, types};
 
-use super::Wide;
+use super::{Wide, access_elements};
 use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::{AddrBase, Arg, Function, Inst, Op};
 use crate::lower::lanes::vector_of;
@@ -34,7 +34,7 @@ pub struct Runs {
 const REACH: usize = 24;
 
 /// The access `inst` as (load or not, base register, offset, element size), if it may start
-/// or continue a run: one element of global memory a lane through a register.
+/// or continue a run: one element of global memory a lane through a register ([`data`]).
 fn element_access(inst: &Inst) -> Option<(bool, u32, i64, u32)> {
     let (load, space, ty, vec) = match inst.op {
         Op::Ld { space, ty, vec } => (true, space, ty, vec),
@@ -47,6 +47,7 @@ fn element_access(inst: &Inst) -> Option<(bool, u32, i64, u32)> {
             base: AddrBase::Reg(base),
             offset,
         } if vec == 1
+            && access_elements(&inst.args[usize::from(!load)], 1).is_some()
             && matches!(space, StateSpace::Global | StateSpace::Generic)
             && matches!(ty.size(), 1 | 2 | 4 | 8) =>
         {
@@ -54,6 +55,11 @@ fn element_access(inst: &Inst) -> Option<(bool, u32, i64, u32)> {
         }
         _ => None,
     }
+}
+
+/// The register an access of a run loads, or the value it stores.
+fn data(inst: &Inst, load: bool) -> &Arg {
+    &access_elements(&inst.args[usize::from(!load)], 1).expect("checked by element_access")[0]
 }
 
 /// Whether `x`, between a run's accesses, may be moved past the access `m`: an instruction
@@ -158,14 +164,9 @@ impl<'a> Translator<'a, '_> {
         let (Op::Ld { space, ty, .. } | Op::St { space, ty, .. }) = insts[0].op else {
             unreachable!("an access")
         };
-        // (A register in braces, `{ %r1 }`, as Triton writes it, is the register.)
-        let data = |i: &'a Inst| match &i.args[usize::from(!load)] {
-            Arg::Vector(one) if one.len() == 1 => &one[0],
-            held => held,
-        };
         let data_ok = insts.iter().all(|i| match load {
-            true => self.v_dst_ok(data(i), ty),
-            false => self.v_src_ok(data(i), ty),
+            true => self.v_dst_ok(data(i, load), ty),
+            false => self.v_src_ok(data(i, load), ty),
         });
         let join = self.b.create_block();
         if data_ok {
@@ -195,12 +196,12 @@ impl<'a> Translator<'a, '_> {
                 let vt = vector_of(ty.ir_type()).expect("1 to 8 bytes");
                 for (i, part) in insts.iter().zip(self.v_split(loaded, stride, insts.len())) {
                     let part = self.v_as(part, vt);
-                    self.v_write(data(i), part);
+                    self.v_write(data(i, load), part);
                 }
             } else {
                 let mut parts = Vec::new();
                 for i in &insts {
-                    parts.push(self.v_read(data(i), ty)?);
+                    parts.push(self.v_read(data(i, load), ty)?);
                 }
                 for (c, v) in self.v_join(parts, size).into_iter().enumerate() {
                     self.b.ins().store(flags, v, first, 16 * c as i32);
