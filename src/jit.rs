@@ -959,10 +959,12 @@ fn build(
         ctx.func.signature = lower::signature(f, call_conv);
         let lower_start = Instant::now();
         // The lane-group form computes on the kernel's registers split into webs (where
-        // the split leaves it a group form: more registers may not fit).
+        // the split leaves it a group form: more registers may not fit), but a cooperative
+        // kernel's on its own: its frames' layout is the one-thread form's
+        // (`lower::lanes::coop`), which `crate::sync` reads.
         let webs;
         let f = match lane_groups {
-            Some(_) if lower::lanes::eligible(f) => {
+            Some(_) if lower::lanes::eligible(f) && !lower::sync::is_cooperative(f) => {
                 webs = lower::webs::split(f);
                 if lower::lanes::eligible(&webs) {
                     &webs

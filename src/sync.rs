@@ -47,6 +47,9 @@ pub mod frame {
     pub const WAIT_WORD: i32 = 208;
     /// u32: the phase of the cluster barrier the thread last arrived in, plus 1 (0: none).
     pub const CLUSTER_ARRIVAL: i32 = 216;
+    /// u32: 1 where the thread's lane group saved its state (`lower::lanes::coop`), so the
+    /// registers the group keeps once a group are alike in its lanes; 0 where the thread did.
+    pub const GROUPED: i32 = 220;
     /// Saved registers start here.
     pub const REGS: i32 = 224;
     pub const DONE: u32 = u32::MAX;

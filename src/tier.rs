@@ -34,10 +34,11 @@
 //! asks again. A fixed ratio (8, the median) was off by up to 6× each way.
 //!
 //! That worker compiles the group form while the others go on with the one-thread form, and
-//! every block runs it from the next poll once it is ready (the kernels that have a group
-//! form have independent threads: no barriers, no cooperation). So a single long launch
+//! every block runs it from the next poll once it is ready. So a single long launch
 //! (`ptxjit run`'s) switches part-way, and a short one never waits for a compile it would
-//! not repay.
+//! not repay. A cooperative kernel's block resumes from frames its form laid out, so it
+//! neither polls nor hands over: the form is asked for before each block (each unit of
+//! blocks that run their rounds together), and the trial times such units.
 //!
 //! A kernel whose loop calls a group helper and never diverges (`lanes::widens`) gains
 //! 6.5% more from groups of 128 lanes (twice the independent steps a helper's call), whose

@@ -3,6 +3,8 @@
 //! `ld/st/atom .shared::cluster`, generic pointers into another block) and
 //! `barrier.cluster`.
 
+mod common;
+
 use ptxjit::{Arg, DeviceBuffer, Dim3, LaunchConfig, Module};
 
 const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
@@ -42,8 +44,6 @@ fn run_with_funcs(
          mul.wide.u32 %rd7, %r23, 4;\nadd.s64 %o, %out, %rd7;\n\
          {body}\nret;\n}}\n"
     );
-    let module = Module::from_ptx(&ptx).map_err(|e| e.to_string())?;
-    let out = DeviceBuffer::from_slice(&vec![0u32; words]).unwrap();
     let config = LaunchConfig {
         grid: Dim3::new(grid, 1, 1),
         block: Dim3::new(threads, 1, 1),
@@ -51,12 +51,15 @@ fn run_with_funcs(
         cluster: cluster.map(Dim3::from),
         cooperative: false,
     };
-    module
-        .kernel("k")
-        .unwrap()
-        .launch_with(&config, &[Arg::buffer(&out)])
-        .map_err(|e| e.to_string())?;
-    Ok(out.to_vec())
+    common::in_both_forms(&ptx, threads, |module| {
+        let out = DeviceBuffer::from_slice(&vec![0u32; words]).unwrap();
+        module
+            .kernel("k")
+            .unwrap()
+            .launch_with(&config, &[Arg::buffer(&out)])
+            .map_err(|e| e.to_string())?;
+        Ok(out.to_vec())
+    })
 }
 
 /// The whole cluster passes its barrier.

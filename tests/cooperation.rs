@@ -2,6 +2,8 @@
 
 use ptxjit::frontend::checked::ShflMode;
 use ptxjit::sync::shfl_source;
+mod common;
+
 use ptxjit::{Arg, DeviceBuffer, Dim3, Module};
 
 const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
@@ -23,14 +25,16 @@ fn run(
          mov.u32 %g, %ctaid.x;\nmad.lo.u32 %g, %g, %n, %t;\nmul.wide.u32 %rd7, %g, 4;\nadd.s64 %o, %out, %rd7;\n\
          {body}\nret;\n}}\n"
     );
-    let module = Module::from_ptx(&ptx).map_err(|e| e.to_string())?;
-    let out = DeviceBuffer::zeroed(words * 4).unwrap();
-    module
-        .kernel("k")
-        .unwrap()
-        .launch(grid, block, &[Arg::buffer(&out)])
-        .map_err(|e| e.to_string())?;
-    Ok(out.to_vec())
+    let (grid, block) = (grid.into(), block.into());
+    common::in_both_forms(&ptx, block.x, |module| {
+        let out = DeviceBuffer::zeroed(words * 4).unwrap();
+        module
+            .kernel("k")
+            .unwrap()
+            .launch(grid, block, &[Arg::buffer(&out)])
+            .map_err(|e| e.to_string())?;
+        Ok(out.to_vec())
+    })
 }
 
 #[test]
@@ -714,4 +718,102 @@ fn stmatrix_stores_each_lanes_fragment_where_ldmatrix_would_load_it() {
             }
         }
     }
+}
+
+// Lane groups (`lower::lanes::coop`): `run` checks every test in both forms; these cases
+// are the group form's own rules.
+
+#[test]
+fn lanes_that_diverged_before_a_barrier_go_on_together_after_it() {
+    // Lane 0 of each warp stores alone; all meet at the barrier, then each lane's values
+    // (its id, its sum) come back.
+    let got = run(
+        ".shared .align 4 .u32 sh[2];",
+        "and.b32 %r1, %t, 31;\nshr.u32 %r2, %t, 5;\nmul.lo.u32 %r3, %t, 3;\n\
+         setp.ne.u32 %p1, %r1, 0;\n@%p1 bra SKIP;\nmov.u32 %r4, sh;\nshl.b32 %r5, %r2, 2;\n\
+         add.u32 %r4, %r4, %r5;\nst.shared.u32 [%r4], %r2;\nSKIP:\nbar.sync 0;\n\
+         ld.shared.u32 %r6, [sh+4];\nadd.u32 %r7, %r3, %r6;\nst.global.u32 [%o], %r7;",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    assert_eq!(got, (0..64u32).map(|t| 3 * t + 1).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_register_the_same_in_every_lane_that_diverged_lanes_wrote_apart_keeps_each_lanes_value() {
+    // `%r5` is a constant in every write (one value a group), but lane 3 skips the second.
+    let got = run(
+        "",
+        "mov.u32 %r5, 7;\nsetp.eq.u32 %p1, %t, 3;\n@%p1 bra SKIP;\nmov.u32 %r5, 9;\nSKIP:\n\
+         bar.sync 0;\nst.global.u32 [%o], %r5;",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        (0..64u32)
+            .map(|t| if t == 3 { 7 } else { 9 })
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_lane_affine_register_that_diverged_lanes_wrote_apart_keeps_each_lanes_value() {
+    // `%r5` is the lane's id plus a constant in every write, a different one in lane 5.
+    let got = run(
+        "",
+        "add.u32 %r5, %t, 100;\nsetp.eq.u32 %p1, %t, 5;\n@%p1 bra SKIP;\nadd.u32 %r5, %t, 200;\n\
+         SKIP:\nbar.sync 0;\nst.global.u32 [%o], %r5;",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    assert_eq!(
+        got,
+        (0..64u32)
+            .map(|t| if t == 5 { t + 100 } else { t + 200 })
+            .collect::<Vec<_>>()
+    );
+}
+
+#[test]
+fn a_group_resumes_each_lanes_shuffled_value_after_rounds_of_shuffles_and_barriers() {
+    // A warp's sum by shfl.down, written by lane 0 and read back by all after a barrier.
+    let got = run(
+        ".shared .align 4 .u32 sh[2];",
+        "mov.u32 %r1, %t;\nshfl.sync.down.b32 %r2, %r1, 16, 31, -1;\nadd.u32 %r1, %r1, %r2;\n\
+         shfl.sync.down.b32 %r2, %r1, 8, 31, -1;\nadd.u32 %r1, %r1, %r2;\n\
+         shfl.sync.down.b32 %r2, %r1, 4, 31, -1;\nadd.u32 %r1, %r1, %r2;\n\
+         shfl.sync.down.b32 %r2, %r1, 2, 31, -1;\nadd.u32 %r1, %r1, %r2;\n\
+         shfl.sync.down.b32 %r2, %r1, 1, 31, -1;\nadd.u32 %r1, %r1, %r2;\n\
+         and.b32 %r3, %t, 31;\nshr.u32 %r4, %t, 5;\nsetp.eq.u32 %p1, %r3, 0;\n\
+         mov.u32 %r5, sh;\nshl.b32 %r6, %r4, 2;\nadd.u32 %r5, %r5, %r6;\n\
+         @%p1 st.shared.u32 [%r5], %r1;\nbar.sync 0;\nld.shared.u32 %r7, [%r5];\n\
+         add.u32 %r7, %r7, %t;\nst.global.u32 [%o], %r7;",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    // Lane 0's sum is over its warp's ids with the out-of-range lanes' own values added
+    // along the way (shfl.down keeps a lane's value where its source is past the end).
+    let warp = |w: u32| -> u32 {
+        let mut v: Vec<u32> = (0..32).map(|l| 32 * w + l).collect();
+        for d in [16, 8, 4, 2, 1] {
+            let prev = v.clone();
+            for l in 0..32 {
+                v[l] = prev[l] + if l + d < 32 { prev[l + d] } else { prev[l] };
+            }
+        }
+        v[0]
+    };
+    assert_eq!(
+        got,
+        (0..64u32).map(|t| warp(t / 32) + t).collect::<Vec<_>>()
+    );
 }

@@ -2,7 +2,9 @@
 //! `cudaCGSynchronize(handle, flags)` calls the driver's `__cuda_syscall_CGS_sync`, which
 //! returns 0 once every thread of the grid has arrived. One rule per test.
 
-use ptxjit::{Arg, DeviceBuffer, Dim3, LaunchConfig, Module};
+mod common;
+
+use ptxjit::{Arg, DeviceBuffer, Dim3, LaunchConfig};
 
 /// The declaration libcudadevrt's PTX makes, and a function in its form (numba calls it
 /// once per thread).
@@ -36,8 +38,6 @@ fn run(
          mad.lo.u32 %g, %r1, %r2, %r3;\nmov.u32 %r4, %nctaid.x;\nmul.lo.u32 %n, %r4, %r2;\n\
          mul.wide.u32 %rd7, %g, 4;\nadd.s64 %o, %out, %rd7;\n{body}\nret;\n}}\n"
     );
-    let module = Module::from_ptx(&ptx).map_err(|e| e.to_string())?;
-    let out = DeviceBuffer::zeroed(words * 4).unwrap();
     let config = LaunchConfig {
         grid: Dim3::new(grid, 1, 1),
         block: Dim3::new(block, 1, 1),
@@ -45,12 +45,15 @@ fn run(
         cluster: None,
         cooperative,
     };
-    module
-        .kernel("k")
-        .unwrap()
-        .launch_with(&config, &[Arg::buffer(&out)])
-        .map_err(|e| e.to_string())?;
-    Ok(out.to_vec())
+    common::in_both_forms(&ptx, block, |module| {
+        let out = DeviceBuffer::zeroed(words * 4).unwrap();
+        module
+            .kernel("k")
+            .unwrap()
+            .launch_with(&config, &[Arg::buffer(&out)])
+            .map_err(|e| e.to_string())?;
+        Ok(out.to_vec())
+    })
 }
 
 /// Each thread stores `%g + 1`, synchronizes the grid, and reads the value of thread

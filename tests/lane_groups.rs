@@ -1308,3 +1308,54 @@ fn a_launch_of_few_long_blocks_switching_forms_part_way_gives_the_one_thread_res
         assert_eq!(got, expected, "{mode:?}");
     }
 }
+
+#[test]
+fn shared_accesses_of_contiguous_lanes_and_of_one_address_match_one_thread_at_a_time() {
+    // Each thread stores its words at sh + 4t (u32), sh + 1024 + 2t (u16), sh + 1536 + 8t
+    // (.v2) and sh + 2048 + t (u8), reads them back, and reads sh[0] and sh + 1540 (one
+    // address in every lane, which thread 0 wrote: it runs first, or with the first lanes;
+    // an address a later thread writes would race, and the forms may differ).
+    let ptx = kernel(
+        ".shared .align 16 .b8 sh[2560];\n.reg .b32 %s<16>;\n.reg .b16 %h<4>;\n\
+         mov.u32 %s1, sh;\nshl.b32 %s2, %r3, 2;\nadd.u32 %s2, %s1, %s2;\n\
+         shl.b32 %s3, %r3, 1;\nadd.u32 %s3, %s1, %s3;\nshl.b32 %s4, %r3, 3;\nadd.u32 %s4, %s1, %s4;\n\
+         add.u32 %s5, %s1, %r3;\nmul.lo.u32 %s6, %r4, 2654435761;\n\
+         st.shared.u32 [%s2], %s6;\ncvt.u16.u32 %h1, %s6;\nst.shared.u16 [%s3+1024], %h1;\n\
+         xor.b32 %s7, %s6, 255;\nst.shared.v2.u32 [%s4+1536], {%s6, %s7};\n\
+         st.shared.u8 [%s5+2048], %s7;\n\
+         ld.shared.u32 %s8, [%s2];\nld.shared.u16 %h2, [%s3+1024];\ncvt.u32.u16 %s9, %h2;\n\
+         ld.shared.v2.u32 {%s10, %s11}, [%s4+1536];\nld.shared.u8 %s12, [%s5+2048];\n\
+         ld.shared.u32 %s13, [sh];\nld.shared.u32 %s14, [%s1+1540];\n\
+         add.u32 %s8, %s8, %s9;\nxor.b32 %s8, %s8, %s10;\nadd.u32 %s8, %s8, %s11;\n\
+         xor.b32 %s8, %s8, %s12;\nadd.u32 %s8, %s8, %s13;\nxor.b32 %s8, %s8, %s14;\n\
+         st.global.u32 [%rd3], %s8;\nret;",
+    );
+    let want = run(&ptx, LaneGroups::Off, 4, [64, 1, 1], 0);
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert_eq!(run(&ptx, groups, 4, [64, 1, 1], 0), want, "{groups:?}");
+    }
+}
+
+#[test]
+fn a_shared_access_past_the_blocks_shared_memory_faults_as_one_thread_does() {
+    // Thread 63's word (sh + 252 + 8) lies past the 256 bytes.
+    let ptx = kernel(
+        ".shared .align 16 .b8 sh[256];\n.reg .b32 %s<4>;\n\
+         mov.u32 %s1, sh;\nshl.b32 %s2, %r3, 2;\nadd.u32 %s2, %s1, %s2;\n\
+         st.shared.u32 [%s2+8], %r4;\nret;",
+    );
+    let error = |groups| {
+        let out = DeviceBuffer::zeroed(1024).unwrap();
+        module(&ptx, groups)
+            .kernel("k")
+            .unwrap()
+            .launch(1, Dim3::new(64, 1, 1), &[Arg::buffer(&out), Arg::u32(0)])
+            .unwrap_err()
+            .to_string()
+    };
+    let want = error(LaneGroups::Off);
+    assert!(want.contains("[%s2+8]"), "{want}");
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert_eq!(error(groups), want, "{groups:?}");
+    }
+}

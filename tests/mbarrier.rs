@@ -1,7 +1,9 @@
 //! `mbarrier` (sm_80/sm_90): a case per rule of the ISA's mbarrier object, with threads that
 //! really wait on each other (each kernel is cooperative: its waits are synchronization points).
 
-use ptxjit::{Arg, DeviceBuffer, Module};
+mod common;
+
+use ptxjit::{Arg, DeviceBuffer};
 
 const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
 
@@ -23,14 +25,15 @@ fn run_on(body: &str, threads: u32, words: &[u32]) -> Result<Vec<u32>, String> {
          mov.u32 %bar, bar;\nmov.u32 %sh, sh;\nmul.wide.u32 %rd7, %t, 4;\nadd.s64 %o, %out, %rd7;\n\
          {body}\nret;\n}}\n"
     );
-    let module = Module::from_ptx(&ptx).map_err(|e| e.to_string())?;
-    let out = DeviceBuffer::from_slice(words).unwrap();
-    module
-        .kernel("k")
-        .unwrap()
-        .launch(1, threads, &[Arg::buffer(&out)])
-        .map_err(|e| e.to_string())?;
-    Ok(out.to_vec())
+    common::in_both_forms(&ptx, threads, |module| {
+        let out = DeviceBuffer::from_slice(words).unwrap();
+        module
+            .kernel("k")
+            .unwrap()
+            .launch(1, threads, &[Arg::buffer(&out)])
+            .map_err(|e| e.to_string())?;
+        Ok(out.to_vec())
+    })
 }
 
 /// Thread 0 initializes `bar` for `count` arrivals; everyone passes a barrier after it.

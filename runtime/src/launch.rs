@@ -420,9 +420,10 @@ pub enum Schedule {
 /// A faster form of a launch's block function that may become ready while the launch runs
 /// (a second compile tier, compiled beside it): the executor asks before every block and
 /// runs the blocks not yet started with it once it is there. A block function may also ask
-/// between its threads ([`ptxjit_poll_upgrade`]) and hand the rest of its block over. Never
-/// asked in cooperative launches, whose blocks resume from frames their own function laid
-/// out.
+/// between its threads ([`ptxjit_poll_upgrade`]) and hand the rest of its block over. In
+/// cooperative launches, asked once before each unit of blocks that run their rounds
+/// together (a cluster, or the grid), which all run the form it gives: a block resumes from
+/// frames its own function laid out (the forms given must lay them out alike).
 pub trait Upgrade: Sync {
     /// The function for the next block, if a faster one is ready, else the first poll's
     /// point for the block (see [`Poll::At`]). Called before every block of the launch: must
@@ -650,6 +651,13 @@ unsafe fn run_grid(
                     }
                 }
                 return Ok(());
+            };
+            // A cooperative block resumes from the frames its function laid out, so its form
+            // is asked for once, before its first round (each form lays out frames alike, so
+            // `after_round` reads either).
+            let func = match options.upgrade.map(|u| u.block_fn()) {
+                Some(Poll::HandOver(f)) => f,
+                _ => func,
             };
             loop {
                 for ctx in ctxs {

@@ -19,9 +19,11 @@
 //! the function's ordinary one-thread code from its own target, one lane after another; then
 //! the next group starts. So divergence costs a spill and scalar speed, never correctness.
 //!
-//! Used for `.entry` kernels without synchronization points, calls or per-thread memory
-//! (`.local`), when `ntid.x` is a multiple of the [`width`] (checked at launch: other blocks run
-//! the one-thread loop). The lanes of a group share `%tid.y` and `%tid.z`.
+//! Used for `.entry` kernels without calls, per-thread memory (`.local`) or warp matrix
+//! instructions, when `ntid.x` is a multiple of the [`width`] (checked at launch: other blocks
+//! run the one-thread loop). The lanes of a group share `%tid.y` and `%tid.z`. A cooperative
+//! kernel's groups meet the one-thread code at its synchronization points, through the
+//! threads' frames (`coop`).
 
 use std::collections::HashMap;
 
@@ -35,6 +37,9 @@ use super::{LResult, Translator, ctx, invariant};
 use crate::frontend::ast::{FunctionKind, StateSpace};
 use crate::frontend::checked::{self, Arg, Function, Op};
 use crate::frontend::scopes::MAX_REGISTERS;
+use ptxjit_runtime::Status;
+
+mod coop;
 
 /// Kernels with at most this many instructions that run lane by lane get 32 threads a
 /// group (64 where the launch allows: [`width`]), others 16.
@@ -104,6 +109,9 @@ fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>, wide: bool)
         WIDE
     } else if allows(WIDEST) {
         WIDEST
+    } else if block_x.is_some_and(|x| x % 32 != 0 && x % 16 == 0) {
+        // (Blocks 16 threads wide, as tiled kernels' 16 × 16, divide no wider group.)
+        16
     } else {
         32
     }
@@ -124,8 +132,11 @@ pub fn widens(f: &Function) -> bool {
 fn widens_given(f: &Function, uniform: &[bool]) -> bool {
     let body = f.body.as_deref().unwrap_or(&[]);
     let in_loop = loop_positions(f);
-    body.iter()
-        .all(|i| !is_guarded_exit(i) || i.guard.is_some_and(|g| uniform[g.reg as usize]))
+    // (A cooperative group hands its lanes to the one-thread code as at a divergence.)
+    !super::sync::is_cooperative(f)
+        && body
+            .iter()
+            .all(|i| !is_guarded_exit(i) || i.guard.is_some_and(|g| uniform[g.reg as usize]))
         && body
             .iter()
             .zip(&in_loop)
@@ -171,9 +182,18 @@ pub fn eligible(f: &Function) -> bool {
     f.kind == FunctionKind::Entry
         && f.regs.len() * width(f, None, false) <= MAX_REGISTERS
         && f.regs.iter().all(|r| vector_of(r.ty.ir_type()).is_some())
-        && !super::sync::is_cooperative(f)
         && f.vars.iter().all(|v| v.space == StateSpace::Shared)
-        && f.body.iter().flatten().all(|i| i.op != Op::Call)
+        && f.body
+            .iter()
+            .flatten()
+            .all(|i| i.op != Op::Call && !is_matrix_product(i))
+}
+
+/// Whether `inst` is a warp's or warpgroup's matrix instruction (`ldmatrix`, `mma`,
+/// `wgmma`): a kernel of them computes in `crate::sync` between rounds, from operands that
+/// every lane moves through its frame, so it keeps its one-thread form.
+fn is_matrix_product(inst: &checked::Inst) -> bool {
+    matches!(inst.op, Op::WarpMatrix { .. } | Op::Mma(_) | Op::Wgmma(_))
 }
 
 /// Whether `inst` writes only registers that are `uniform` (`uniform_registers`): a value the
@@ -195,14 +215,18 @@ fn is_guarded_exit(inst: &checked::Inst) -> bool {
 }
 
 /// Positions where a lane of a diverged group may continue in the one-thread code besides
-/// labels: after each guarded branch, `ret` or `exit`. The one-thread code starts a block there.
+/// labels: after each guarded branch, `ret` or `exit`, and at each cooperating instruction
+/// (`coop`). The one-thread code starts a block there.
 pub fn continuations(f: &Function) -> Vec<usize> {
     f.body
         .iter()
         .flatten()
         .enumerate()
-        .filter(|(_, inst)| is_guarded_exit(inst))
-        .map(|(i, _)| i + 1)
+        .filter_map(|(i, inst)| match () {
+            _ if is_guarded_exit(inst) => Some(i + 1),
+            _ if inst.op.cooperates() => Some(i),
+            _ => None,
+        })
         .collect()
 }
 
@@ -258,8 +282,10 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
 }
 
 /// Whether `inst` computes the same value in every lane of a group, its sources being
-/// `uniform` registers: an operation without side effects on no per-lane special register
-/// (a load only from `.param` or `.const` space, whose bytes no lane writes).
+/// `uniform` registers: an operation without side effects on no per-lane special register,
+/// or a load through the same address in every lane (the lanes of a group load at once, as
+/// a warp's do: a lane's store to that address between their loads, which one thread at a
+/// time would see, is a race the memory model leaves undefined).
 fn same_in_every_lane(inst: &checked::Inst, uniform: &[bool]) -> bool {
     let op_ok = match inst.op {
         Op::Mov(_)
@@ -272,7 +298,14 @@ fn same_in_every_lane(inst: &checked::Inst, uniform: &[bool]) -> bool {
         | Op::Set { .. }
         | Op::Selp(_)
         | Op::Cvta { .. } => true,
-        Op::Ld { space, .. } => matches!(space, StateSpace::Param | StateSpace::Const),
+        Op::Ld { space, .. } => matches!(
+            space,
+            StateSpace::Param
+                | StateSpace::Const
+                | StateSpace::Shared
+                | StateSpace::Global
+                | StateSpace::Generic
+        ),
         _ => false,
     };
     let special_ok = |a: &Arg| match a {
@@ -360,7 +393,9 @@ fn loop_positions(f: &Function) -> Vec<bool> {
 /// as short as its code and a block as short as a thousand of them: the asks before each
 /// block come often enough, and a poll would cost an import and a test a thread.)
 pub(super) fn polls_for_handover(f: &Function) -> bool {
-    eligible(f) && loop_positions(f).contains(&true)
+    // (A cooperative block resumes from frames its own function laid out: a form is chosen
+    // before the block starts.)
+    eligible(f) && !super::sync::is_cooperative(f) && loop_positions(f).contains(&true)
 }
 
 /// Translation state of the group code.
@@ -420,6 +455,10 @@ pub(super) struct Lanes {
     resume_blocks: Vec<Block>,
     /// Accesses of consecutive elements lowered as one (`simd::runs`).
     runs: super::simd::runs::Runs,
+    /// A cooperative kernel's resume points and group end (`coop`).
+    coop: Option<coop::CoopLanes>,
+    /// The one-thread code's start ([`Translator::choose_groups`]).
+    thread_start: Option<Block>,
 }
 
 impl Lanes {
@@ -504,7 +543,15 @@ impl Lanes {
             labels.entry(pos).or_insert_with(|| b.create_block());
         }
         labels.entry(0).or_insert_with(|| b.create_block());
+        // (The divergence site that runs each lane alone is the first.)
+        let mut resume_blocks = Vec::new();
+        let coop = super::sync::is_cooperative(f).then(|| {
+            resume_blocks.push(b.create_block());
+            coop::CoopLanes::new(b, super::sync::sync_points(f).len(), 0)
+        });
         Lanes {
+            coop,
+            thread_start: None,
             runs,
             width,
             in_loop,
@@ -526,7 +573,7 @@ impl Lanes {
             scalar: scalar.clone(),
             next_group: b.create_block(),
             helper_signature,
-            resume_blocks: Vec::new(),
+            resume_blocks,
         }
     }
 }
@@ -536,7 +583,8 @@ impl Translator<'_, '_> {
     /// multiple of the group's width, else to `one_thread`.
     pub(super) fn choose_groups(&mut self, groups: Block, one_thread: Block) {
         let (area, width) = {
-            let lanes = self.lanes.as_ref().expect("grouped");
+            let lanes = self.lanes.as_mut().expect("grouped");
+            lanes.thread_start = Some(one_thread);
             (lanes.area, lanes.width)
         };
         let none = self.b.ins().iconst(types::I32, -1);
@@ -590,6 +638,11 @@ impl Translator<'_, '_> {
             self.b.def_var(first[d], base[d]);
             self.b.def_var(tid[d], base[d]);
         }
+        if self.coop.is_some() {
+            let fresh = self.b.create_block();
+            self.coop_group_dispatch(fresh);
+            self.b.switch_to_block(fresh);
+        }
         for &r in &entry_live {
             let ty = self.func.regs[r as usize].ty;
             let zero = self.const_bits(ty, 0);
@@ -619,7 +672,12 @@ impl Translator<'_, '_> {
         let terminated =
             self.lower_in_order(body, &labels, |t, inst, i| t.group_instruction(inst, i))?;
         if !terminated {
-            self.b.ins().jump(next_group, &[]);
+            let end = self.group_end();
+            self.b.ins().jump(end, &[]);
+        }
+        if self.coop.is_some() {
+            self.lower_group_done();
+            self.lower_alone_site();
         }
 
         // Next group: x advances by the width, then y, then z; after the last, the block is
@@ -655,7 +713,12 @@ impl Translator<'_, '_> {
                 .ins()
                 .stack_store(types::I64, zero, area, BASE + 4 * d);
         }
-        let done = self.b.ins().iconst(types::I64, 0);
+        // (A cooperative kernel's block has finished a round.)
+        let status = match self.coop {
+            Some(_) => Status::encode(Status::ROUND, 0, 0),
+            None => 0,
+        };
+        let done = self.b.ins().iconst(types::I64, status as i64);
         self.b.ins().return_(&[done]);
         Ok(())
     }
@@ -691,7 +754,7 @@ impl Translator<'_, '_> {
             self.v_run(&members)?;
             return Ok(false);
         }
-        let next_group = lanes.next_group;
+        let next_group = self.group_end();
         let target = |t: &Self| -> LResult<Option<usize>> {
             match (inst.op, inst.args.first()) {
                 (Op::Bra, Some(Arg::Label(l))) => Ok(Some(t.func.labels[*l])),
@@ -703,6 +766,9 @@ impl Translator<'_, '_> {
         };
         if inst.op == Op::Bra {
             self.poll_abort_at_back_edge(inst);
+        }
+        if inst.op.cooperates() {
+            return self.group_cooperates(inst, pos);
         }
         match (inst.op, inst.guard) {
             (Op::Bra, None) => {
@@ -1156,6 +1222,19 @@ impl Translator<'_, '_> {
         std::mem::swap(&mut self.tid, &mut lanes.tid);
     }
 
+    /// The one-thread code's thread id: the group's lane `k`.
+    fn set_lane_tid(&mut self, k: ir::Value) {
+        let area = self.lanes.as_ref().expect("grouped").area;
+        for d in 0..3 {
+            let v = self
+                .b
+                .ins()
+                .stack_load(types::I64, types::I32, area, BASE + 4 * d);
+            let v = if d == 0 { self.b.ins().iadd(v, k) } else { v };
+            self.b.def_var(self.tid[d as usize], v);
+        }
+    }
+
     /// The group disagrees at a branch: spill the lanes, then run them one by one from
     /// `taken` (a position; `None` = the lane is finished) or `fallthrough`.
     fn diverge(&mut self, mask: ir::Value, taken: Option<usize>, fallthrough: usize) {
@@ -1215,9 +1294,25 @@ impl Translator<'_, '_> {
         let bit = self.b.ins().ushr(mask, k);
         let bit = self.b.ins().band_imm_u(bit, 1);
         if scalar_taken.is_none() {
-            // Lanes that took a `ret`/`exit` are finished.
-            let go = self.b.create_block();
-            self.b.ins().brif(bit, resume, &[], go, &[]);
+            // Lanes that took a `ret`/`exit` are finished (so their frames say, in a
+            // cooperative kernel).
+            let (go, exited) = (self.b.create_block(), self.b.create_block());
+            self.b.ins().brif(bit, exited, &[], go, &[]);
+            self.b.switch_to_block(exited);
+            if self.coop.is_some() {
+                self.set_lane_tid(k);
+                let linear = self.linear_tid();
+                let frame = self.thread_frame(linear);
+                let done = self
+                    .b
+                    .ins()
+                    .iconst(types::I32, crate::sync::frame::DONE as i64);
+                let flags = MemFlagsData::trusted();
+                self.b
+                    .ins()
+                    .store(flags, done, frame, crate::sync::frame::RESUME);
+            }
+            self.b.ins().jump(resume, &[]);
             self.b.switch_to_block(go);
         }
         let k64 = self.b.ins().uextend(types::I64, k);
@@ -1232,13 +1327,12 @@ impl Translator<'_, '_> {
                 .load(ty, MemFlagsData::trusted(), frame, slots[r as usize]);
             self.b.def_var(self.regs[r as usize], v);
         }
-        for d in 0..3 {
-            let v = self
-                .b
-                .ins()
-                .stack_load(types::I64, types::I32, area, BASE + 4 * d);
-            let v = if d == 0 { self.b.ins().iadd(v, k) } else { v };
-            self.b.def_var(self.tid[d as usize], v);
+        self.set_lane_tid(k);
+        if let Some(coop) = &self.coop {
+            let frame_var = coop.frame;
+            let linear = self.linear_tid();
+            let frame = self.thread_frame(linear);
+            self.b.def_var(frame_var, frame);
         }
         match scalar_taken {
             Some(t) => {

@@ -578,18 +578,12 @@ impl<'a, 'b> Translator<'a, 'b> {
     /// to where it resumes (its start, or after its last sync point).
     fn dispatch(&mut self, start: Block, body_start: Block) {
         let coop = self.coop.as_ref().expect("cooperative");
-        let (frames, frame_var, frame_bytes) = (coop.frames, coop.frame, coop.layout.bytes);
+        let frame_var = coop.frame;
         let resume_blocks = coop.resume_blocks.clone();
         let end = self.thread_end.expect("entry");
         self.b.switch_to_block(start);
         let linear = self.linear_tid();
-        let linear = self.b.ins().uextend(types::I64, linear);
-        let offset = self.b.ins().imul_imm_u(linear, frame_bytes as i64);
-        let base = self
-            .b
-            .ins()
-            .iadd_imm_s(frames, crate::sync::frame::HEADER as i64);
-        let frame = self.b.ins().iadd(base, offset);
+        let frame = self.thread_frame(linear);
         self.b.def_var(frame_var, frame);
         let flags = MemFlagsData::trusted();
         let waiting = self
@@ -612,6 +606,20 @@ impl<'a, 'b> Translator<'a, 'b> {
             .b
             .create_jump_table(ir::JumpTableData::new(default, &targets));
         self.b.ins().br_table(resume, table);
+    }
+
+    /// The frame of the thread whose linear id (x fastest, then y, then z) is `linear` (an
+    /// `i32`), in a cooperative kernel.
+    pub(super) fn thread_frame(&mut self, linear: Value) -> Value {
+        let coop = self.coop.as_ref().expect("cooperative");
+        let (frames, frame_bytes) = (coop.frames, coop.layout.bytes);
+        let linear = self.b.ins().uextend(types::I64, linear);
+        let offset = self.b.ins().imul_imm_u(linear, frame_bytes as i64);
+        let base = self
+            .b
+            .ins()
+            .iadd_imm_s(frames, crate::sync::frame::HEADER as i64);
+        self.b.ins().iadd(base, offset)
     }
 
     /// The thread is finished: next thread (entry) or return 0 (func).

@@ -240,13 +240,18 @@ impl Translator<'_, '_> {
 
     /// tid.x + ntid.x * (tid.y + ntid.y * tid.z): the thread's rank in its block.
     pub(super) fn linear_tid(&mut self) -> Value {
+        let tid = self.tid.map(|t| self.b.use_var(t));
+        self.linear_id(tid)
+    }
+
+    /// x + ntid.x * (y + ntid.y * z): the rank of thread (x, y, z) in its block.
+    pub(super) fn linear_id(&mut self, [x, y, z]: [Value; 3]) -> Value {
         let flags = super::invariant();
         let nx = self.b.ins().load(types::I32, flags, self.ctx, ctx::NTID);
         let ny = self
             .b
             .ins()
             .load(types::I32, flags, self.ctx, ctx::NTID + 4);
-        let [x, y, z] = self.tid.map(|t| self.b.use_var(t));
         let zy = self.b.ins().imul(z, ny);
         let yz = self.b.ins().iadd(y, zy);
         let row = self.b.ins().imul(yz, nx);

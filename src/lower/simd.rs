@@ -891,11 +891,18 @@ impl Translator<'_, '_> {
                 None => self.v_src_ok(e, t),
             })
         });
-        if !matches!(space, StateSpace::Global | StateSpace::Generic)
+        // Shared memory: where the lanes' offsets are contiguous, known when compiling (a
+        // lane-affine register of the access's width).
+        let shared = space == StateSpace::Shared
+            && self.lanes.as_ref().expect("grouped").strides[base as usize]
+                == Some(i64::from(width));
+        let (global, wide_base) = (
+            matches!(space, StateSpace::Global | StateSpace::Generic),
+            self.func.regs[base as usize].ty.ir_type() == types::I64,
+        );
+        if !(shared || global && wide_base && !self.is_uniform_reg(base))
             || !matches!(width, 1 | 2 | 4 | 8 | 16)
             || ty == PtxType::Pred
-            || self.is_uniform_reg(base)
-            || self.func.regs[base as usize].ty.ir_type() != types::I64
             || !data_ok
         {
             return Ok(false);
@@ -943,7 +950,15 @@ impl Translator<'_, '_> {
                 Some(self.v_join(parts, ty.size()))
             }
         };
-        let (first, together) = self.v_lanes_apart(base, offset, stride)?;
+        let (first, together) = if shared {
+            // Lane 0's host address, from its offset (the register's scalar).
+            self.enter_scalars();
+            let first = self.address(addr, space);
+            self.enter_scalars();
+            (first?, self.b.ins().iconst(types::I8, 1))
+        } else {
+            self.v_lanes_apart(base, offset, stride)?
+        };
         let span = stride * self.width() as u32;
         let ok = if self.confined {
             let (ok, _) = self.accessible(first, space, span, width);
@@ -956,6 +971,7 @@ impl Translator<'_, '_> {
 
         self.b.switch_to_block(fast);
         if self.lanes.as_ref().expect("grouped").in_loop[pos]
+            && !shared
             && (stored.is_none() || !self.loaded_from(base, offset))
         {
             self.prefetch_ahead(first, span);

@@ -2,7 +2,7 @@
 //! operands go to the frame, every register is saved, and the thread yields; on resume the
 //! registers come back and the results are written.
 
-use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
+use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value, types};
 
 use super::{LResult, Translator, ctx};
 use crate::frontend::ast::StateSpace;
@@ -62,6 +62,14 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
             })
         })
         .collect()
+}
+
+/// Whether sync point `op`'s thread always waits (no ready path: not an mbarrier wait,
+/// which may find its phase complete, nor the grid barrier, which outside a cooperative
+/// launch fails at once): its operands then end in the frame (`Translator::sync_operands`)
+/// and its results come from it (`Translator::sync_results`).
+pub fn always_waits(op: Op) -> bool {
+    !matches!(op, Op::Mbarrier { .. } | Op::GridSync)
 }
 
 /// Whether a function needs the cooperative model (sync points, or arrivals recorded for
@@ -142,9 +150,53 @@ impl Translator<'_, '_> {
         let coop = self.coop.as_ref().expect("cooperative");
         let k = coop.point_of[&(self.inst_index as usize)];
         let resume = coop.resume_blocks[k];
+        // 1. Operands.
+        let ready = self.sync_operands(op, a)?;
+        // 2. Save the registers still needed afterwards, record where to resume, yield.
+        self.save_registers(k);
+        let frame = self.frame();
+        let flags = MemFlagsData::trusted();
+        let resume_at = self.b.ins().iconst(types::I32, k as i64 + 1);
+        self.b.ins().store(flags, resume_at, frame, frame::RESUME);
+        let one = self.b.ins().iconst(types::I32, 1);
+        self.b.ins().store(flags, one, frame, frame::WAITING);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().store(flags, zero, frame, frame::GROUPED);
+        let end = self.thread_end.expect("entry");
+        self.b.ins().jump(end, &[]);
+        // 3. Resume: restore, then write the results.
+        self.b.switch_to_block(resume);
+        self.restore_registers(k);
+        match op {
+            Op::Mbarrier { .. } => {
+                let join = ready.expect("a wait has a ready block");
+                let pred = self.result_pred();
+                self.b.ins().jump(join, &[pred.into()]);
+                self.b.seal_block(join);
+                self.b.switch_to_block(join);
+                let done = self.b.block_params(join)[0];
+                self.write(&a[0], done, PtxType::Pred)?;
+            }
+            Op::GridSync => {
+                let join = ready.expect("the grid barrier has a ready block");
+                let synchronized = self.b.ins().iconst(types::I32, 0);
+                self.b.ins().jump(join, &[synchronized.into()]);
+                self.b.seal_block(join);
+                self.b.switch_to_block(join);
+                let result = self.b.block_params(join)[0];
+                self.grid_sync_result(a, result)?;
+            }
+            _ => self.sync_results(op, a)?,
+        }
+        Ok(())
+    }
+
+    /// Stores the operands of sync point `op` in the thread's frame. A wait that may find
+    /// what it waits for done already (not [`always_waits`]) then goes on to the
+    /// returned block with its result (`true`, or the grid barrier's 0) instead of waiting.
+    pub(super) fn sync_operands(&mut self, op: Op, a: &[Arg]) -> LResult<Option<Block>> {
         // A wait whose phase is complete already goes on to `ready` with `true`.
         let mut ready = None;
-        // 1. Operands.
         match op {
             Op::Bar(BarKind::Sync) => {
                 let id = self.read(&a[0], PtxType::U32)?;
@@ -283,26 +335,30 @@ impl Translator<'_, '_> {
             }
             _ => unreachable!("not a sync point: {op:?}"),
         }
-        // 2. Save the registers still needed afterwards, record where to resume, yield.
-        self.save_registers(k);
+        Ok(ready)
+    }
+
+    /// The thread's result predicate in its frame (written by `after_round`).
+    fn result_pred(&mut self) -> Value {
         let frame = self.frame();
-        let flags = MemFlagsData::trusted();
-        let resume_at = self.b.ins().iconst(types::I32, k as i64 + 1);
-        self.b.ins().store(flags, resume_at, frame, frame::RESUME);
-        let one = self.b.ins().iconst(types::I32, 1);
-        self.b.ins().store(flags, one, frame, frame::WAITING);
-        let end = self.thread_end.expect("entry");
-        self.b.ins().jump(end, &[]);
-        // 3. Resume: restore, then write the results.
-        self.b.switch_to_block(resume);
-        self.restore_registers(k);
+        let pred = self.b.ins().load(
+            types::I32,
+            MemFlagsData::trusted(),
+            frame,
+            frame::RESULT_PRED,
+        );
+        self.b.ins().ireduce(types::I8, pred)
+    }
+
+    /// Writes the results `after_round` left in the thread's frame to the destinations of
+    /// sync point `op` (one that [`always_waits`]).
+    pub(super) fn sync_results(&mut self, op: Op, a: &[Arg]) -> LResult {
         let frame = self.frame();
-        let value = self.b.ins().load(types::I64, flags, frame, frame::RESULT);
-        let pred = self
+        let value = self
             .b
             .ins()
-            .load(types::I32, flags, frame, frame::RESULT_PRED);
-        let pred = self.b.ins().ireduce(types::I8, pred);
+            .load(types::I64, MemFlagsData::trusted(), frame, frame::RESULT);
+        let pred = self.result_pred();
         let value32 = self.b.ins().ireduce(types::I32, value);
         match op {
             Op::Bar(BarKind::Red(BarRed::Popc)) => self.write(&a[0], value32, PtxType::U32)?,
@@ -335,23 +391,6 @@ impl Translator<'_, '_> {
                     _ => PtxType::B32,
                 };
                 self.write_results(&a[0], ty)?;
-            }
-            Op::Mbarrier { .. } => {
-                let join = ready.expect("a wait has a ready block");
-                self.b.ins().jump(join, &[pred.into()]);
-                self.b.seal_block(join);
-                self.b.switch_to_block(join);
-                let done = self.b.block_params(join)[0];
-                self.write(&a[0], done, PtxType::Pred)?;
-            }
-            Op::GridSync => {
-                let join = ready.expect("the grid barrier has a ready block");
-                let synchronized = self.b.ins().iconst(types::I32, 0);
-                self.b.ins().jump(join, &[synchronized.into()]);
-                self.b.seal_block(join);
-                self.b.switch_to_block(join);
-                let result = self.b.block_params(join)[0];
-                self.grid_sync_result(a, result)?;
             }
             _ => {}
         }

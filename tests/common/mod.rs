@@ -199,3 +199,30 @@ pub fn interpreter_and_jit(ptx: &str, bytes: usize) -> (DeviceBuffer, DeviceBuff
         .unwrap();
     (interp_out, jit_out)
 }
+
+/// Runs `launch` on `ptx` compiled one thread at a time and in lane groups from the start
+/// (for blocks `block_x` threads wide), asserts that both give the same (results, or the
+/// same error), and returns it: so a test of cooperating threads checks the group form
+/// (whose lanes meet the one-thread code at every synchronization point) against the
+/// one-thread form.
+pub fn in_both_forms<T: PartialEq + std::fmt::Debug>(
+    ptx: &str,
+    block_x: u32,
+    launch: impl Fn(&Module) -> Result<T, String>,
+) -> Result<T, String> {
+    let run = |lane_groups| {
+        let opts = ptxjit::CompileOptions {
+            lane_groups,
+            ..ptxjit::CompileOptions::default()
+        };
+        let module = Module::from_ptx_named("<ptx>", ptx, &opts).map_err(|e| e.to_string())?;
+        launch(&module)
+    };
+    let one_thread = run(ptxjit::LaneGroups::Off);
+    let groups = run(ptxjit::LaneGroups::AlwaysForBlockX(block_x));
+    assert_eq!(
+        one_thread, groups,
+        "the lane-group form differs from the one-thread form on\n{ptx}"
+    );
+    one_thread
+}

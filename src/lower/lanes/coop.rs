@@ -1,0 +1,452 @@
+//! Cooperative kernels in lane groups.
+//!
+//! A cooperative kernel's group code keeps every thread's state where the one-thread code
+//! keeps it between rounds: in the thread's frame (`crate::sync`), laid out alike (the group
+//! form computes on the kernel's own registers, not on webs). So the two forms meet only at
+//! frames, `after_round` sees the threads it always sees, and a group forms again wherever
+//! its lanes do:
+//! - At a sync point that always waits (`sync::always_waits`), unguarded, the group stores
+//!   each lane's operands and live registers in its frame, from the vectors, marks it
+//!   saved by the group (`frame::GROUPED`), and ends its round. At any other cooperating
+//!   instruction (guarded, a wait that may find its phase complete, an arrival the frame
+//!   records) each lane goes on alone in the one-thread code, as at a divergence, and
+//!   saves itself where it next waits.
+//! - At the start of a round, a group whose lanes all resume after the same sync point and
+//!   none waits resumes as a group: each register's lanes come from the frames, then each
+//!   lane's results. A register the group code keeps once for all lanes (uniform,
+//!   lane-affine) comes from lane 0's frame where the group saved every lane; where some
+//!   lane saved itself, lanes that diverged may have written it apart, so each lane's must
+//!   hold that shape, or the group's lanes run alone for the round. So do the lanes of a
+//!   group that wait at different points, or some of which wait or are finished.
+//! - A group that ends (`ret`, `exit`, the body's end) marks its lanes finished.
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{self, Block, InstBuilder, MemFlagsData, Value, types};
+use cranelift_frontend::Variable;
+
+use super::{LANE, RESUME, vector_of};
+use crate::frontend::checked::{self, Op};
+use crate::lower::{LResult, Translator};
+use crate::sync::frame;
+
+/// The cooperative part of a kernel's group code.
+pub(in crate::lower) struct CoopLanes {
+    /// Per sync point, the group code after it, where a group whose lanes all wait there
+    /// resumes; its parameter says whether the group saved every lane (`frame::GROUPED`).
+    resume: Vec<Block>,
+    /// The divergence site that runs each lane of the group alone from its frame (its index
+    /// in `Lanes::resume_blocks`).
+    alone_site: usize,
+    /// Where a group ends: every lane marked finished, then the next group.
+    done: Block,
+}
+
+impl CoopLanes {
+    /// For a kernel with `points` sync points; `alone_site` as above.
+    pub(super) fn new(
+        b: &mut cranelift_frontend::FunctionBuilder,
+        points: usize,
+        alone_site: usize,
+    ) -> CoopLanes {
+        CoopLanes {
+            resume: (0..points)
+                .map(|_| {
+                    let blk = b.create_block();
+                    b.append_block_param(blk, types::I32);
+                    blk
+                })
+                .collect(),
+            alone_site,
+            done: b.create_block(),
+        }
+    }
+}
+
+/// Whether the group saves its lanes' states at sync point `inst` itself (else each lane
+/// goes on alone from it): unguarded, and one that always waits.
+fn saves_as_group(inst: &checked::Inst) -> bool {
+    inst.guard.is_none() && crate::lower::sync::always_waits(inst.op)
+}
+
+/// Whether the group resumes after sync point `inst` (else each lane resumes alone): it
+/// saved the lanes there, and the results go to registers the group code keeps per lane.
+fn resumes_as_group(inst: &checked::Inst, uniform: &[bool], strides: &[Option<i64>]) -> bool {
+    saves_as_group(inst)
+        && crate::lower::liveness::destinations(inst)
+            .iter()
+            .all(|&d| !uniform[d as usize] && strides[d as usize].is_none())
+}
+
+impl Translator<'_, '_> {
+    fn coop_lanes(&self) -> &CoopLanes {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        lanes.coop.as_ref().expect("a cooperative kernel")
+    }
+
+    /// Where the group goes when every lane is finished: the next group, after marking each
+    /// lane's frame in a cooperative kernel.
+    pub(super) fn group_end(&self) -> Block {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        lanes.coop.as_ref().map_or(lanes.next_group, |c| c.done)
+    }
+
+    /// The frame of the group's lane `k` (lanes are consecutive threads, so consecutive
+    /// frames).
+    fn lane_frame(&mut self, k: usize) -> Value {
+        let first = self.lanes.as_ref().expect("grouped").first;
+        let first = first.map(|v| self.b.use_var(v));
+        let linear = self.linear_id(first);
+        let frame0 = self.thread_frame(linear);
+        let bytes = self.coop.as_ref().expect("cooperative").layout.bytes;
+        self.b.ins().iadd_imm_s(frame0, (k * bytes) as i64)
+    }
+
+    /// At a group's start in a cooperative kernel (its thread ids set): resume the group
+    /// where all its lanes wait to (`fresh`: they have not started; after a sync point:
+    /// its resume block), skip it where they are all finished, else run each lane alone.
+    pub(super) fn coop_group_dispatch(&mut self, fresh: Block) {
+        let width = self.lanes.as_ref().expect("grouped").width;
+        let flags = MemFlagsData::trusted();
+        let frames: Vec<Value> = (0..width).map(|k| self.lane_frame(k)).collect();
+        let r0 = self
+            .b
+            .ins()
+            .load(types::I32, flags, frames[0], frame::RESUME);
+        let mut apart = self
+            .b
+            .ins()
+            .load(types::I32, flags, frames[0], frame::WAITING);
+        let mut grouped = self
+            .b
+            .ins()
+            .load(types::I32, flags, frames[0], frame::GROUPED);
+        for &f in &frames[1..] {
+            let r = self.b.ins().load(types::I32, flags, f, frame::RESUME);
+            let w = self.b.ins().load(types::I32, flags, f, frame::WAITING);
+            let g = self.b.ins().load(types::I32, flags, f, frame::GROUPED);
+            let other = self.b.ins().bxor(r, r0);
+            apart = self.b.ins().bor(apart, other);
+            apart = self.b.ins().bor(apart, w);
+            grouped = self.b.ins().band(grouped, g);
+        }
+        let alone = self.b.create_block();
+        let together = self.b.create_block();
+        self.b.ins().brif(apart, alone, &[], together, &[]);
+        self.b.seal_block(together);
+        self.b.switch_to_block(alone);
+        self.go_alone();
+        self.b.switch_to_block(together);
+        let (resume, next_group) = {
+            let lanes = self.lanes.as_ref().expect("grouped");
+            (
+                lanes.coop.as_ref().expect("cooperative").resume.clone(),
+                lanes.next_group,
+            )
+        };
+        let points = crate::lower::sync::sync_points(self.func);
+        let body = self.func.body.as_deref().expect("defined");
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let resumes: Vec<bool> = points
+            .iter()
+            .map(|p| resumes_as_group(&body[p.inst as usize], &lanes.uniform, &lanes.strides))
+            .collect();
+        let dfg = &mut self.b.func.dfg;
+        let targets: Vec<ir::BlockCall> = std::iter::once(dfg.block_call(fresh, &[]))
+            .chain(resume.iter().zip(resumes).map(|(&blk, r)| match r {
+                true => dfg.block_call(blk, &[grouped.into()]),
+                false => dfg.block_call(alone, &[]),
+            }))
+            .collect();
+        // (Otherwise `DONE`: every lane is finished.)
+        let default = self.b.func.dfg.block_call(next_group, &[]);
+        let table = self
+            .b
+            .create_jump_table(ir::JumpTableData::new(default, &targets));
+        self.b.ins().br_table(r0, table);
+    }
+
+    /// Runs each lane of the group alone from where its frame says, one after another
+    /// (the one-thread code's dispatch: a lane that waits is skipped), then the next group;
+    /// ends the current block.
+    fn go_alone(&mut self) {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let coop = lanes.coop.as_ref().expect("cooperative");
+        let (area, site) = (lanes.area, coop.alone_site);
+        let blk = lanes.resume_blocks[site];
+        let site = self.b.ins().iconst(types::I32, site as i64);
+        self.b.ins().stack_store(types::I64, site, area, RESUME);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().stack_store(types::I64, zero, area, LANE);
+        self.b.ins().jump(blk, &[]);
+    }
+
+    /// Emits the alone site's block (see [`Self::go_alone`]): lane `LANE` next.
+    pub(super) fn lower_alone_site(&mut self) {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let (area, width, next_group, start) = (
+            lanes.area,
+            lanes.width,
+            lanes.next_group,
+            lanes.thread_start.expect("chosen"),
+        );
+        let blk = lanes.resume_blocks[lanes.coop.as_ref().expect("cooperative").alone_site];
+        self.b.switch_to_block(blk);
+        let k = self.b.ins().stack_load(types::I64, types::I32, area, LANE);
+        let all_done = self
+            .b
+            .ins()
+            .icmp_imm_u(ir::condcodes::IntCC::Equal, k, width as i64);
+        let done = self.b.create_block();
+        let run = self.b.create_block();
+        self.b.ins().brif(all_done, done, &[], run, &[]);
+        self.b.switch_to_block(done);
+        let none = self.b.ins().iconst(types::I32, -1);
+        self.b.ins().stack_store(types::I64, none, area, RESUME);
+        self.b.ins().jump(next_group, &[]);
+        self.b.switch_to_block(run);
+        let next = self.b.ins().iadd_imm_s(k, 1);
+        self.b.ins().stack_store(types::I64, next, area, LANE);
+        self.set_lane_tid(k);
+        self.b.ins().jump(start, &[]);
+    }
+
+    /// The group's end in a cooperative kernel: every lane's frame says it is finished.
+    pub(super) fn lower_group_done(&mut self) {
+        let (done, next_group, width) = {
+            let lanes = self.lanes.as_ref().expect("grouped");
+            (self.coop_lanes().done, lanes.next_group, lanes.width)
+        };
+        self.b.switch_to_block(done);
+        let finished = self.b.ins().iconst(types::I32, frame::DONE as i64);
+        for k in 0..width {
+            let f = self.lane_frame(k);
+            self.b
+                .ins()
+                .store(MemFlagsData::trusted(), finished, f, frame::RESUME);
+        }
+        self.b.ins().jump(next_group, &[]);
+    }
+
+    /// A cooperating instruction at `pos` in the group code. A sync point that always
+    /// waits, unguarded: each lane's operands and registers go to its frame from the
+    /// vectors, and the group resumes after it when its lanes all wait there
+    /// ([`Self::coop_group_dispatch`]). Any other: each lane goes on alone from it. Returns
+    /// whether the block ended.
+    pub(super) fn group_cooperates(&mut self, inst: &checked::Inst, pos: usize) -> LResult<bool> {
+        let point = self
+            .coop
+            .as_ref()
+            .expect("cooperative")
+            .point_of
+            .get(&pos)
+            .copied();
+        let k = match point {
+            Some(k) if saves_as_group(inst) => k,
+            _ => {
+                let none = self.b.ins().iconst(types::I64, 0);
+                self.diverge(none, None, pos);
+                return Ok(true);
+            }
+        };
+        self.save_lanes(inst, k)?;
+        let lanes = self.lanes.as_ref().expect("grouped");
+        if !resumes_as_group(inst, &lanes.uniform, &lanes.strides) {
+            return Ok(true);
+        }
+        let resume = self.coop_lanes().resume[k];
+        self.b.switch_to_block(resume);
+        self.restore_lanes(k);
+        self.lane_results(inst)?;
+        Ok(false)
+    }
+
+    /// At sync point `k` (`inst`): every lane waits there, as one thread would (its
+    /// operands and the registers live after it in its frame), and the group ends its round.
+    fn save_lanes(&mut self, inst: &checked::Inst, k: usize) -> LResult {
+        let flags = MemFlagsData::trusted();
+        let coop = self.coop.as_ref().expect("cooperative");
+        let (saved, slots, frame_var) =
+            (coop.saved[k].clone(), coop.layout.regs.clone(), coop.frame);
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let (width, first, tid, next_group) =
+            (lanes.width, lanes.first[0], lanes.tid[0], lanes.next_group);
+        let mut sources = crate::lower::liveness::sources(inst);
+        sources.sort_unstable();
+        sources.dedup();
+        let frames: Vec<Value> = (0..width).map(|k| self.lane_frame(k)).collect();
+        for (lane, &f) in frames.iter().enumerate() {
+            for &r in &saved {
+                let v = self.lane_value(r, lane);
+                self.b.ins().store(flags, v, f, slots[r as usize]);
+            }
+        }
+        // The operands, one lane's at a time in the scalars the one-thread lowering reads.
+        let lane_zero: Vec<(Variable, Value)> = sources
+            .iter()
+            .map(|&r| {
+                let scalar = self.lanes.as_ref().expect("grouped").scalars[r as usize];
+                (scalar, self.b.use_var(scalar))
+            })
+            .collect();
+        // (Each lane's values first: a lane-affine register's lanes are made from its scalar.)
+        let values: Vec<Vec<Value>> = (0..width)
+            .map(|lane| sources.iter().map(|&r| self.lane_value(r, lane)).collect())
+            .collect();
+        for (lane, (&f, values)) in frames.iter().zip(values).enumerate() {
+            for (&(scalar, _), v) in lane_zero.iter().zip(values) {
+                self.b.def_var(scalar, v);
+            }
+            let x = self.b.use_var(first);
+            let x = self.b.ins().iadd_imm_s(x, lane as i64);
+            self.b.def_var(tid, x);
+            self.b.def_var(frame_var, f);
+            self.enter_scalars();
+            let r = self.sync_operands(inst.op, &inst.args);
+            self.enter_scalars();
+            r?;
+        }
+        for (scalar, v) in lane_zero {
+            self.b.def_var(scalar, v);
+        }
+        let [resume_at, one] = [k as i64 + 1, 1].map(|v| self.b.ins().iconst(types::I32, v));
+        for &f in &frames {
+            self.b.ins().store(flags, resume_at, f, frame::RESUME);
+            self.b.ins().store(flags, one, f, frame::WAITING);
+            self.b.ins().store(flags, one, f, frame::GROUPED);
+        }
+        self.b.ins().jump(next_group, &[]);
+        Ok(())
+    }
+
+    /// After sync point `k` (in its resume block): the registers live after it from the
+    /// lanes' frames. Those the group keeps once (uniform, lane-affine) come from lane 0's
+    /// where the group saved every lane; else where each lane's hold that shape (else the
+    /// lanes run alone).
+    fn restore_lanes(&mut self, k: usize) {
+        let flags = MemFlagsData::trusted();
+        let coop = self.coop.as_ref().expect("cooperative");
+        let (saved, slots) = (coop.saved[k].clone(), coop.layout.regs.clone());
+        let resume = self.coop_lanes().resume[k];
+        let grouped = self.b.block_params(resume)[0];
+        let width = self.lanes.as_ref().expect("grouped").width;
+        let frames: Vec<Value> = (0..width).map(|k| self.lane_frame(k)).collect();
+        let lanes = self.lanes.as_ref().expect("grouped");
+        // Each register's stride between lanes, where the group keeps it once.
+        let once: Vec<Option<i64>> = saved
+            .iter()
+            .map(|&r| match lanes.uniform[r as usize] {
+                true => Some(0),
+                false => lanes.strides[r as usize],
+            })
+            .collect();
+        let (verify, restore) = (self.b.create_block(), self.b.create_block());
+        self.b.ins().brif(grouped, restore, &[], verify, &[]);
+        self.b.seal_block(verify);
+        self.b.switch_to_block(verify);
+        let mut apart = self.b.ins().iconst(types::I8, 0);
+        for (&r, stride) in saved.iter().zip(&once) {
+            let Some(stride) = *stride else { continue };
+            let ty = self.func.regs[r as usize].ty.ir_type();
+            // (As bits: a uniform register may be a float one.)
+            let bits: Vec<Value> = frames
+                .iter()
+                .map(|&f| {
+                    let v = self.b.ins().load(ty, flags, f, slots[r as usize]);
+                    match ty.is_float() {
+                        true => self.b.ins().bitcast(ty.as_int(), MemFlagsData::new(), v),
+                        false => v,
+                    }
+                })
+                .collect();
+            for (j, &v) in bits.iter().enumerate().skip(1) {
+                let expected = self.b.ins().iadd_imm_s(bits[0], stride * j as i64);
+                let differs = self.b.ins().icmp(IntCC::NotEqual, v, expected);
+                apart = self.b.ins().bor(apart, differs);
+            }
+        }
+        let (alike, cold) = self.branch_cold(apart, true);
+        self.b.switch_to_block(cold);
+        self.go_alone();
+        self.b.switch_to_block(alike);
+        self.b.ins().jump(restore, &[]);
+        self.b.seal_block(restore);
+        self.b.switch_to_block(restore);
+        for (&r, stride) in saved.iter().zip(&once) {
+            let ty = self.func.regs[r as usize].ty.ir_type();
+            let lanes = self.lanes.as_ref().expect("grouped");
+            let (scalar, derived, in_range) = (
+                lanes.scalars[r as usize],
+                lanes.derived[r as usize],
+                lanes.in_range[r as usize],
+            );
+            let at = slots[r as usize];
+            if stride.is_some() {
+                let v = self.b.ins().load(ty, flags, frames[0], at);
+                self.b.def_var(scalar, v);
+            }
+            if let Some(flag) = in_range {
+                let yes = self.b.ins().iconst(types::I8, 1);
+                self.b.def_var(flag, yes);
+            }
+            if *stride != Some(0) && !derived {
+                let lane: Vec<Value> = frames
+                    .iter()
+                    .map(|&f| self.b.ins().load(ty, flags, f, at))
+                    .collect();
+                let v = self.vectors_of_lanes(&lane);
+                self.write_vectors(r, v);
+            }
+        }
+    }
+
+    /// Each lane's results of sync point `inst` from its frame (`sync_results`, as one
+    /// thread writes them), into the destinations' vectors.
+    fn lane_results(&mut self, inst: &checked::Inst) -> LResult {
+        if matches!(inst.op, Op::Wgmma(_)) {
+            // (Its D is in the registers' save slots, restored with them: `lower::wgmma`.)
+            return Ok(());
+        }
+        let mut dsts = crate::lower::liveness::destinations(inst);
+        dsts.sort_unstable();
+        dsts.dedup();
+        if dsts.is_empty() {
+            return Ok(());
+        }
+        let width = self.lanes.as_ref().expect("grouped").width;
+        let frame_var = self.coop.as_ref().expect("cooperative").frame;
+        let mut values = vec![Vec::new(); dsts.len()];
+        for k in 0..width {
+            let f = self.lane_frame(k);
+            self.b.def_var(frame_var, f);
+            self.enter_scalars();
+            let r = self.sync_results(inst.op, &inst.args);
+            self.enter_scalars();
+            r?;
+            let scalars = &self.lanes.as_ref().expect("grouped").scalars;
+            let vars: Vec<_> = dsts.iter().map(|&d| scalars[d as usize]).collect();
+            for (lane, var) in values.iter_mut().zip(vars) {
+                lane.push(self.b.use_var(var));
+            }
+        }
+        for (&d, lane) in dsts.iter().zip(values) {
+            let v = self.vectors_of_lanes(&lane);
+            self.write_vectors(d, v);
+        }
+        Ok(())
+    }
+
+    /// The vectors over the lanes of values `lane` (lane 0 first).
+    fn vectors_of_lanes(&mut self, lane: &[Value]) -> Vec<Value> {
+        let ty = self.b.func.dfg.value_type(lane[0]);
+        let vt = vector_of(ty).expect("a lane type");
+        lane.chunks(vt.lane_count() as usize)
+            .map(|chunk| {
+                let mut v = self.b.ins().splat(vt, chunk[0]);
+                for (j, &x) in chunk.iter().enumerate().skip(1) {
+                    v = self.b.ins().insertlane(v, x, j as u8);
+                }
+                v
+            })
+            .collect()
+    }
+}
