@@ -1222,6 +1222,40 @@ impl Translator<'_, '_> {
         std::mem::swap(&mut self.tid, &mut lanes.tid);
     }
 
+    /// Runs the lanes of divergence site `site` (its resume block `blk`) from lane 0.
+    fn enter_site(&mut self, site: usize, blk: Block) {
+        let area = self.lanes.as_ref().expect("grouped").area;
+        let site = self.b.ins().iconst(types::I32, site as i64);
+        self.b.ins().stack_store(types::I64, site, area, RESUME);
+        let zero = self.b.ins().iconst(types::I32, 0);
+        self.b.ins().stack_store(types::I64, zero, area, LANE);
+        self.b.ins().jump(blk, &[]);
+    }
+
+    /// In a site's resume block `blk`: the lane to run next (counted as run), the builder
+    /// in the block that runs it; after the last lane, the next group.
+    fn next_lane(&mut self, blk: Block) -> ir::Value {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let (area, width, next_group) = (lanes.area, lanes.width, lanes.next_group);
+        self.b.switch_to_block(blk);
+        let k = self.b.ins().stack_load(types::I64, types::I32, area, LANE);
+        let all_done = self
+            .b
+            .ins()
+            .icmp_imm_u(ir::condcodes::IntCC::Equal, k, width as i64);
+        let done = self.b.create_block();
+        let run = self.b.create_block();
+        self.b.ins().brif(all_done, done, &[], run, &[]);
+        self.b.switch_to_block(done);
+        let none = self.b.ins().iconst(types::I32, -1);
+        self.b.ins().stack_store(types::I64, none, area, RESUME);
+        self.b.ins().jump(next_group, &[]);
+        self.b.switch_to_block(run);
+        let next = self.b.ins().iadd_imm_s(k, 1);
+        self.b.ins().stack_store(types::I64, next, area, LANE);
+        k
+    }
+
     /// The one-thread code's thread id: the group's lane `k`.
     fn set_lane_tid(&mut self, k: ir::Value) {
         let area = self.lanes.as_ref().expect("grouped").area;
@@ -1249,7 +1283,6 @@ impl Translator<'_, '_> {
         let slots = lanes.slots.clone();
         let scalar_taken = taken.map(|t| lanes.scalar[&t]);
         let scalar_fall = lanes.scalar[&fallthrough];
-        let next_group = lanes.next_group;
         let site = lanes.resume_blocks.len();
         self.b.ins().stack_store(types::I64, mask, area, MASK);
         for k in 0..width {
@@ -1267,29 +1300,8 @@ impl Translator<'_, '_> {
             .expect("grouped")
             .resume_blocks
             .push(resume);
-        let site = self.b.ins().iconst(types::I32, site as i64);
-        self.b.ins().stack_store(types::I64, site, area, RESUME);
-        let zero = self.b.ins().iconst(types::I32, 0);
-        self.b.ins().stack_store(types::I64, zero, area, LANE);
-        self.b.ins().jump(resume, &[]);
-
-        self.b.switch_to_block(resume);
-        let k = self.b.ins().stack_load(types::I64, types::I32, area, LANE);
-        let all_done = self
-            .b
-            .ins()
-            .icmp_imm_u(ir::condcodes::IntCC::Equal, k, width as i64);
-        let done = self.b.create_block();
-        let run = self.b.create_block();
-        self.b.ins().brif(all_done, done, &[], run, &[]);
-        self.b.switch_to_block(done);
-        let none = self.b.ins().iconst(types::I32, -1);
-        self.b.ins().stack_store(types::I64, none, area, RESUME);
-        self.b.ins().jump(next_group, &[]);
-
-        self.b.switch_to_block(run);
-        let next = self.b.ins().iadd_imm_s(k, 1);
-        self.b.ins().stack_store(types::I64, next, area, LANE);
+        self.enter_site(site, resume);
+        let k = self.next_lane(resume);
         let mask = self.b.ins().stack_load(types::I64, types::I64, area, MASK);
         let bit = self.b.ins().ushr(mask, k);
         let bit = self.b.ins().band_imm_u(bit, 1);

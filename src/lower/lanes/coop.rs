@@ -24,7 +24,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, Block, InstBuilder, MemFlagsData, Value, types};
 use cranelift_frontend::Variable;
 
-use super::{LANE, RESUME, vector_of};
+use super::vector_of;
 use crate::frontend::checked::{self, Op};
 use crate::lower::{LResult, Translator};
 use crate::sync::frame;
@@ -170,42 +170,17 @@ impl Translator<'_, '_> {
     /// ends the current block.
     fn go_alone(&mut self) {
         let lanes = self.lanes.as_ref().expect("grouped");
-        let coop = lanes.coop.as_ref().expect("cooperative");
-        let (area, site) = (lanes.area, coop.alone_site);
+        let site = lanes.coop.as_ref().expect("cooperative").alone_site;
         let blk = lanes.resume_blocks[site];
-        let site = self.b.ins().iconst(types::I32, site as i64);
-        self.b.ins().stack_store(types::I64, site, area, RESUME);
-        let zero = self.b.ins().iconst(types::I32, 0);
-        self.b.ins().stack_store(types::I64, zero, area, LANE);
-        self.b.ins().jump(blk, &[]);
+        self.enter_site(site, blk);
     }
 
-    /// Emits the alone site's block (see [`Self::go_alone`]): lane `LANE` next.
+    /// Emits the alone site's block (see [`Self::go_alone`]).
     pub(super) fn lower_alone_site(&mut self) {
         let lanes = self.lanes.as_ref().expect("grouped");
-        let (area, width, next_group, start) = (
-            lanes.area,
-            lanes.width,
-            lanes.next_group,
-            lanes.thread_start.expect("chosen"),
-        );
+        let start = lanes.thread_start.expect("chosen");
         let blk = lanes.resume_blocks[lanes.coop.as_ref().expect("cooperative").alone_site];
-        self.b.switch_to_block(blk);
-        let k = self.b.ins().stack_load(types::I64, types::I32, area, LANE);
-        let all_done = self
-            .b
-            .ins()
-            .icmp_imm_u(ir::condcodes::IntCC::Equal, k, width as i64);
-        let done = self.b.create_block();
-        let run = self.b.create_block();
-        self.b.ins().brif(all_done, done, &[], run, &[]);
-        self.b.switch_to_block(done);
-        let none = self.b.ins().iconst(types::I32, -1);
-        self.b.ins().stack_store(types::I64, none, area, RESUME);
-        self.b.ins().jump(next_group, &[]);
-        self.b.switch_to_block(run);
-        let next = self.b.ins().iadd_imm_s(k, 1);
-        self.b.ins().stack_store(types::I64, next, area, LANE);
+        let k = self.next_lane(blk);
         self.set_lane_tid(k);
         self.b.ins().jump(start, &[]);
     }
