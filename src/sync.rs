@@ -218,6 +218,10 @@ impl Frames<'_> {
             self.set_u64(t, frame::RESULT + 8 * i as i32, *v);
         }
         self.set_u32(t, frame::RESULT_PRED, pred as u32);
+        self.wake(t);
+    }
+    /// Thread `t` goes on, without results.
+    fn wake(&mut self, t: usize) {
         self.set_u32(t, frame::WAITING, 0);
     }
     /// Where thread `t` is after a round.
@@ -735,7 +739,9 @@ impl CoopKernel {
             divergent[id] |= p != first_p;
         }
         let mut released = 0u16;
-        let mut results = [(0, false); 16];
+        // (None for `bar.sync`, which has no results: its threads' result words stay
+        // untouched, on cache lines of their frames that nothing else reads this round.)
+        let mut results = [None; 16];
         for id in 0..16 {
             let Some((first, point)) = first[id] else {
                 continue;
@@ -750,10 +756,14 @@ impl CoopKernel {
                 return Err(self.fail(status::DIVERGENT_BARRIER, point));
             }
             results[id] = match self.points[point].kind {
-                SyncKind::Barrier(BarKind::Red(BarRed::Popc)) => (true_preds[id] as u64, false),
-                SyncKind::Barrier(BarKind::Red(BarRed::And)) => (0, true_preds[id] == waiting[id]),
-                SyncKind::Barrier(BarKind::Red(BarRed::Or)) => (0, true_preds[id] > 0),
-                _ => (0, false),
+                SyncKind::Barrier(BarKind::Red(BarRed::Popc)) => {
+                    Some((true_preds[id] as u64, false))
+                }
+                SyncKind::Barrier(BarKind::Red(BarRed::And)) => {
+                    Some((0, true_preds[id] == waiting[id]))
+                }
+                SyncKind::Barrier(BarKind::Red(BarRed::Or)) => Some((0, true_preds[id] > 0)),
+                _ => None,
             };
             f.set_arrivals(
                 id,
@@ -766,8 +776,10 @@ impl CoopKernel {
                 && let Some(id) = self.barrier_id(f, t, p)
                 && released >> id & 1 == 1
             {
-                let (value, pred) = results[id];
-                f.release(t, value, pred);
+                match results[id] {
+                    Some((value, pred)) => f.release(t, value, pred),
+                    None => f.wake(t),
+                }
             }
         }
         Ok(released != 0)
