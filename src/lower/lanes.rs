@@ -1256,6 +1256,16 @@ impl Translator<'_, '_> {
         k
     }
 
+    /// The one-thread code's thread id set to the group's lane `k`; in a cooperative kernel,
+    /// that thread's frame.
+    fn enter_lane(&mut self, k: ir::Value) -> Option<ir::Value> {
+        self.set_lane_tid(k);
+        self.coop.is_some().then(|| {
+            let linear = self.linear_tid();
+            self.thread_frame(linear)
+        })
+    }
+
     /// The one-thread code's thread id: the group's lane `k`.
     fn set_lane_tid(&mut self, k: ir::Value) {
         let area = self.lanes.as_ref().expect("grouped").area;
@@ -1312,9 +1322,7 @@ impl Translator<'_, '_> {
             self.b.ins().brif(bit, exited, &[], go, &[]);
             self.b.switch_to_block(exited);
             if self.coop.is_some() {
-                self.set_lane_tid(k);
-                let linear = self.linear_tid();
-                let frame = self.thread_frame(linear);
+                let frame = self.enter_lane(k).expect("cooperative");
                 let done = self
                     .b
                     .ins()
@@ -1339,11 +1347,8 @@ impl Translator<'_, '_> {
                 .load(ty, MemFlagsData::trusted(), frame, slots[r as usize]);
             self.b.def_var(self.regs[r as usize], v);
         }
-        self.set_lane_tid(k);
-        if let Some(coop) = &self.coop {
-            let frame_var = coop.frame;
-            let linear = self.linear_tid();
-            let frame = self.thread_frame(linear);
+        if let Some(frame) = self.enter_lane(k) {
+            let frame_var = self.coop.as_ref().expect("cooperative").frame;
             self.b.def_var(frame_var, frame);
         }
         match scalar_taken {

@@ -90,24 +90,26 @@ impl Translator<'_, '_> {
         lanes.coop.as_ref().map_or(lanes.next_group, |c| c.done)
     }
 
-    /// The frame of the group's lane `k` (lanes are consecutive threads, so consecutive
-    /// frames).
-    fn lane_frame(&mut self, k: usize) -> Value {
-        let first = self.lanes.as_ref().expect("grouped").first;
+    /// The frames of the group's lanes, lane 0's first (lanes are consecutive threads, so
+    /// consecutive frames).
+    fn lane_frames(&mut self) -> Vec<Value> {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let (first, width) = (lanes.first, lanes.width);
         let first = first.map(|v| self.b.use_var(v));
         let linear = self.linear_id(first);
         let frame0 = self.thread_frame(linear);
         let bytes = self.coop.as_ref().expect("cooperative").layout.bytes;
-        self.b.ins().iadd_imm_s(frame0, (k * bytes) as i64)
+        (0..width)
+            .map(|k| self.b.ins().iadd_imm_s(frame0, (k * bytes) as i64))
+            .collect()
     }
 
     /// At a group's start in a cooperative kernel (its thread ids set): resume the group
     /// where all its lanes wait to (`fresh`: they have not started; after a sync point:
     /// its resume block), skip it where they are all finished, else run each lane alone.
     pub(super) fn coop_group_dispatch(&mut self, fresh: Block) {
-        let width = self.lanes.as_ref().expect("grouped").width;
         let flags = MemFlagsData::trusted();
-        let frames: Vec<Value> = (0..width).map(|k| self.lane_frame(k)).collect();
+        let frames = self.lane_frames();
         let r0 = self
             .b
             .ins()
@@ -187,14 +189,13 @@ impl Translator<'_, '_> {
 
     /// The group's end in a cooperative kernel: every lane's frame says it is finished.
     pub(super) fn lower_group_done(&mut self) {
-        let (done, next_group, width) = {
-            let lanes = self.lanes.as_ref().expect("grouped");
-            (self.coop_lanes().done, lanes.next_group, lanes.width)
-        };
+        let (done, next_group) = (
+            self.coop_lanes().done,
+            self.lanes.as_ref().expect("grouped").next_group,
+        );
         self.b.switch_to_block(done);
         let finished = self.b.ins().iconst(types::I32, frame::DONE as i64);
-        for k in 0..width {
-            let f = self.lane_frame(k);
+        for f in self.lane_frames() {
             self.b
                 .ins()
                 .store(MemFlagsData::trusted(), finished, f, frame::RESUME);
@@ -248,7 +249,7 @@ impl Translator<'_, '_> {
         let mut sources = crate::lower::liveness::sources(inst);
         sources.sort_unstable();
         sources.dedup();
-        let frames: Vec<Value> = (0..width).map(|k| self.lane_frame(k)).collect();
+        let frames = self.lane_frames();
         for (lane, &f) in frames.iter().enumerate() {
             for &r in &saved {
                 let v = self.lane_value(r, lane);
@@ -303,8 +304,7 @@ impl Translator<'_, '_> {
         let (saved, slots) = (coop.saved[k].clone(), coop.layout.regs.clone());
         let resume = self.coop_lanes().resume[k];
         let grouped = self.b.block_params(resume)[0];
-        let width = self.lanes.as_ref().expect("grouped").width;
-        let frames: Vec<Value> = (0..width).map(|k| self.lane_frame(k)).collect();
+        let frames = self.lane_frames();
         let lanes = self.lanes.as_ref().expect("grouped");
         // Each register's stride between lanes, where the group keeps it once.
         let once: Vec<Option<i64>> = saved
@@ -387,11 +387,9 @@ impl Translator<'_, '_> {
         if dsts.is_empty() {
             return Ok(());
         }
-        let width = self.lanes.as_ref().expect("grouped").width;
         let frame_var = self.coop.as_ref().expect("cooperative").frame;
         let mut values = vec![Vec::new(); dsts.len()];
-        for k in 0..width {
-            let f = self.lane_frame(k);
+        for f in self.lane_frames() {
             self.b.def_var(frame_var, f);
             self.enter_scalars();
             let r = self.sync_results(inst.op, &inst.args);
