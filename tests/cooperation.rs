@@ -148,6 +148,195 @@ fn shfl_every_mode_with_predicate_and_segments_matches_the_isa() {
 }
 
 #[test]
+fn shfl_with_operands_in_registers_matches_the_isa() {
+    // b and c the same in every lane but known only at launch (from %ntid.x = 64), b
+    // different in every lane, and membermasks in registers: all of every warp's lanes.
+    for (mode, m) in [
+        (ShflMode::Up, "up"),
+        (ShflMode::Down, "down"),
+        (ShflMode::Bfly, "bfly"),
+        (ShflMode::Idx, "idx"),
+    ] {
+        for (b, c) in [(5u32, 0x1fu32), (2, 0x181f), (6, 0x1c1f), (3, 0)] {
+            let c = if mode == ShflMode::Up { c & !0x1f } else { c };
+            let got = run(
+                "",
+                &format!(
+                    "mul.lo.u32 %r1, %g, 7;\nadd.u32 %r1, %r1, 100;\n\
+                     add.u32 %r4, %n, {b_from_n};\nadd.u32 %r5, %n, {c_from_n};\n\
+                     mul.lo.u32 %r6, %lane, 5;\nadd.u32 %r7, %n, -65;\nmov.u32 %r8, -1;\n\
+                     shfl.sync.{m}.b32 %r2|%p1, %r1, %r4, %r5, %r7;\nselp.u32 %r3, 65536, 0, %p1;\n\
+                     or.b32 %r2, %r2, %r3;\nst.global.u32 [%o], %r2;\n\
+                     shfl.sync.{m}.b32 %r2|%p1, %r1, %r6, %r5, %r8;\nselp.u32 %r3, 65536, 0, %p1;\n\
+                     or.b32 %r2, %r2, %r3;\nst.global.u32 [%o+256], %r2;",
+                    b_from_n = b.wrapping_sub(64) as i32,
+                    c_from_n = c.wrapping_sub(64) as i32,
+                ),
+                128,
+                1,
+                64,
+            )
+            .unwrap();
+            for (i, v) in got.iter().enumerate() {
+                let t = i as u32 % 64;
+                let lane = t % 32;
+                let b = if i < 64 { b } else { lane * 5 };
+                let (src, p) = shfl_source(mode, lane, b, c);
+                let want = ((t - lane + src) * 7 + 100) | if p { 65536 } else { 0 };
+                assert_eq!(*v, want, "shfl.{m} b={b} c={c:#x} word {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn votes_redux_and_elect_over_whole_warps_give_each_warp_its_own_result() {
+    // Two warps: p = (t % 3 == 0) for the ballot; t < 40 for all/any/uni (every lane of warp
+    // 0, some of warp 1); values 3t - 50 for the reductions.
+    let ops = [
+        "add.s32", "min.s32", "max.s32", "min.u32", "max.u32", "and.b32", "or.b32", "xor.b32",
+    ];
+    let mut body = String::from(
+        "rem.u32 %r1, %t, 3;\nsetp.eq.u32 %p1, %r1, 0;\nvote.sync.ballot.b32 %r2, %p1, -1;\n\
+         st.global.u32 [%o], %r2;\nsetp.lt.u32 %p2, %t, 40;\n\
+         vote.sync.all.pred %p3, %p2, -1;\nvote.sync.any.pred %p4, !%p2, -1;\n\
+         vote.sync.uni.pred %p5, %p2, -1;\nselp.u32 %r3, 1, 0, %p3;\nselp.u32 %r4, 2, 0, %p4;\n\
+         selp.u32 %r5, 4, 0, %p5;\nor.b32 %r3, %r3, %r4;\nor.b32 %r3, %r3, %r5;\n\
+         elect.sync %r6|%p6, -1;\nselp.u32 %r7, 8, 0, %p6;\nor.b32 %r3, %r3, %r7;\n\
+         shl.b32 %r6, %r6, 4;\nor.b32 %r3, %r3, %r6;\nactivemask.b32 %r8;\n\
+         st.global.u32 [%o+256], %r3;\nst.global.u32 [%o+512], %r8;\n\
+         mul.lo.u32 %r9, %t, 3;\nadd.u32 %r9, %r9, -50;\n",
+    );
+    for (k, op) in ops.iter().enumerate() {
+        body += &format!(
+            "redux.sync.{op} %r10, %r9, -1;\nst.global.u32 [%o+{}], %r10;\n",
+            768 + 256 * k
+        );
+    }
+    let got = run("", &body, 64 * 11, 1, 64).unwrap();
+    for t in 0..64u32 {
+        let warp: Vec<u32> = (t / 32 * 32..t / 32 * 32 + 32).collect();
+        let ballot = warp
+            .iter()
+            .filter(|&&u| u % 3 == 0)
+            .fold(0u32, |m, &u| m | 1 << (u % 32));
+        assert_eq!(got[t as usize], ballot, "ballot, thread {t}");
+        let all = warp.iter().all(|&u| u < 40);
+        let any_not = warp.iter().any(|&u| u >= 40);
+        let uni = all || warp.iter().all(|&u| u >= 40);
+        let leader = t % 32 == 0;
+        let votes = all as u32 | (any_not as u32) << 1 | (uni as u32) << 2 | (leader as u32) << 3;
+        assert_eq!(got[64 + t as usize], votes, "votes and elect, thread {t}");
+        assert_eq!(got[128 + t as usize], u32::MAX, "activemask, thread {t}");
+        let values: Vec<i32> = warp.iter().map(|&u| 3 * u as i32 - 50).collect();
+        let want = [
+            values.iter().sum::<i32>() as u32,
+            *values.iter().min().unwrap() as u32,
+            *values.iter().max().unwrap() as u32,
+            values.iter().map(|&v| v as u32).min().unwrap(),
+            values.iter().map(|&v| v as u32).max().unwrap(),
+            values.iter().fold(!0, |m, &v| m & v as u32),
+            values.iter().fold(0, |m, &v| m | v as u32),
+            values.iter().fold(0, |m, &v| m ^ v as u32),
+        ];
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(got[192 + 64 * k + t as usize], *w, "{}, thread {t}", ops[k]);
+        }
+    }
+}
+
+/// Two warps load 8×8 b16 matrices with `ldmatrix` from rows their lanes name, row
+/// `(5 × lane + 7 × warp) % 128 + shift` of a shared array whose half j holds j; the
+/// registers of x4, x2.trans and x1 (through a generic address) are stored as planes of 64
+/// words.
+fn ldmatrix_planes(shift: u32) -> Result<Vec<u32>, String> {
+    run(
+        ".shared .align 16 .b8 sh[2048];",
+        &format!(
+            "mov.u32 %r1, 0;\nFILL:\nshl.b32 %r2, %t, 3;\nadd.u32 %r2, %r2, %r1;\nshl.b32 %r3, %r2, 1;\n\
+             add.u32 %r4, %r3, 1;\nshl.b32 %r4, %r4, 16;\nor.b32 %r4, %r4, %r3;\nshl.b32 %r5, %r2, 2;\n\
+             mov.u32 %r6, sh;\nadd.u32 %r5, %r5, %r6;\nst.shared.u32 [%r5], %r4;\nadd.u32 %r1, %r1, 1;\n\
+             setp.lt.u32 %p1, %r1, 8;\n@%p1 bra FILL;\nbar.sync 0;\n\
+             shr.u32 %r7, %t, 5;\nmul.lo.u32 %r7, %r7, 7;\nmad.lo.u32 %r7, %lane, 5, %r7;\n\
+             rem.u32 %r7, %r7, 128;\nadd.u32 %r7, %r7, {shift};\nshl.b32 %r7, %r7, 4;\nadd.u32 %r7, %r7, %r6;\n\
+             ldmatrix.sync.aligned.m8n8.x4.shared.b16 {{%r10, %r11, %r12, %r13}}, [%r7];\n\
+             ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {{%r14, %r15}}, [%r7];\n\
+             cvt.u64.u32 %rd1, %r7;\ncvta.shared.u64 %rd1, %rd1;\n\
+             ldmatrix.sync.aligned.m8n8.x1.b16 {{%r16}}, [%rd1];\n\
+             st.global.u32 [%o], %r10;\nst.global.u32 [%o+256], %r11;\nst.global.u32 [%o+512], %r12;\n\
+             st.global.u32 [%o+768], %r13;\nst.global.u32 [%o+1024], %r14;\n\
+             st.global.u32 [%o+1280], %r15;\nst.global.u32 [%o+1536], %r16;"
+        ),
+        64 * 7,
+        1,
+        64,
+    )
+}
+
+#[test]
+fn ldmatrix_gives_each_lane_its_fragment_of_the_rows_its_warp_names() {
+    let got = ldmatrix_planes(0).unwrap();
+    for t in 0..64u32 {
+        let (warp, lane) = (t / 32, t % 32);
+        let row = |l: u32| (5 * l + 7 * warp) % 128;
+        // Half (r, c) of matrix m: element c of the row lane 8m + r names.
+        let half = |m: u32, r: u32, c: u32| 8 * row(8 * m + r) + c;
+        let (g, q) = (lane / 4, lane % 4);
+        let word = |m: u32, trans: bool| match trans {
+            false => half(m, g, 2 * q) | half(m, g, 2 * q + 1) << 16,
+            true => half(m, 2 * q, g) | half(m, 2 * q + 1, g) << 16,
+        };
+        let want = [
+            word(0, false),
+            word(1, false),
+            word(2, false),
+            word(3, false),
+            word(0, true),
+            word(1, true),
+            word(0, false),
+        ];
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(got[64 * k + t as usize], *w, "register {k}, thread {t}");
+        }
+    }
+}
+
+#[test]
+fn ldmatrix_of_a_row_outside_shared_memory_is_an_illegal_address() {
+    // Lane 24 of warp 1 ((5 × 24 + 7) % 128 + 1 = 128) names the row past the array's end.
+    let err = ldmatrix_planes(1).unwrap_err();
+    assert!(
+        err.contains("illegal shared address 0x800 (16-byte load, thread 56;"),
+        "{err}"
+    );
+}
+
+#[test]
+fn lanes_that_reach_a_shuffle_apart_go_on_alone_and_regroup_at_the_next_barrier() {
+    // Odd lanes add 1000 before the shuffles, so the group diverges and its lanes reach the
+    // first shuffle one at a time; after the barrier they shuffle together again.
+    let got = run(
+        "",
+        "mov.u32 %r1, %t;\nand.b32 %r2, %t, 1;\nsetp.eq.u32 %p1, %r2, 0;\n@%p1 bra EVEN;\n\
+         add.u32 %r1, %r1, 1000;\nEVEN:\nshfl.sync.bfly.b32 %r3, %r1, 1, 31, -1;\n\
+         shfl.sync.down.b32 %r4, %r3, 2, 31, -1;\nadd.u32 %r5, %r3, %r4;\nbar.sync 0;\n\
+         shfl.sync.idx.b32 %r6, %r5, 3, 31, -1;\nst.global.u32 [%o], %r6;\n\
+         st.global.u32 [%o+256], %r5;",
+        128,
+        1,
+        64,
+    )
+    .unwrap();
+    let r1 = |t: u32| t + if t % 2 == 1 { 1000 } else { 0 };
+    let r3 = |t: u32| r1(t ^ 1);
+    let r5 = |t: u32| r3(t) + if t % 32 + 2 < 32 { r3(t + 2) } else { r3(t) };
+    for t in 0..64u32 {
+        assert_eq!(got[64 + t as usize], r5(t), "thread {t}");
+        assert_eq!(got[t as usize], r5(t / 32 * 32 + 3), "thread {t}");
+    }
+}
+
+#[test]
 fn votes_ballot_and_match_over_a_warp() {
     let got = run(
         "",

@@ -20,7 +20,7 @@
 //! the next group starts. So divergence costs a spill and scalar speed, never correctness.
 //!
 //! Used for `.entry` kernels without calls, per-thread memory (`.local`) or warp matrix
-//! instructions, when `ntid.x` is a multiple of the [`width`] (checked at launch: other blocks
+//! products (`mma`, `wgmma`, `stmatrix`), when `ntid.x` is a multiple of the [`width`] (checked at launch: other blocks
 //! run the one-thread loop). The lanes of a group share `%tid.y` and `%tid.z`. A cooperative
 //! kernel's groups meet the one-thread code at its synchronization points, through the
 //! threads' frames (`coop`).
@@ -104,7 +104,12 @@ fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>, wide: bool)
         })
         .count();
     if lane_by_lane > FEW_LANE_BY_LANE {
-        16
+        // (Warp collectives computed in a group of whole warps end no round: Triton's layer
+        // norm, 30 lane by lane, 152 → 87–100 ms at 32, 94 at 64.)
+        match allows(32) && f.body.iter().flatten().any(super::simd::warp::in_group) {
+            true => 32,
+            false => 16,
+        }
     } else if wide && allows(WIDE) && widens_given(f, uniform) {
         WIDE
     } else if allows(WIDEST) {
@@ -189,11 +194,15 @@ pub fn eligible(f: &Function) -> bool {
             .all(|i| i.op != Op::Call && !is_matrix_product(i))
 }
 
-/// Whether `inst` is a warp's or warpgroup's matrix instruction (`ldmatrix`, `mma`,
-/// `wgmma`): a kernel of them computes in `crate::sync` between rounds, from operands that
-/// every lane moves through its frame, so it keeps its one-thread form.
+/// Whether `inst` is a warp's or warpgroup's matrix product or store (`mma`, `wgmma`,
+/// `stmatrix`): a kernel of them computes in `crate::sync` between rounds, from operands
+/// that every lane moves through its frame, so it keeps its one-thread form. (`ldmatrix`
+/// loads in the group: `simd::warp`.)
 fn is_matrix_product(inst: &checked::Inst) -> bool {
-    matches!(inst.op, Op::WarpMatrix { .. } | Op::Mma(_) | Op::Wgmma(_))
+    matches!(
+        inst.op,
+        Op::WarpMatrix { store: true, .. } | Op::Mma(_) | Op::Wgmma(_)
+    )
 }
 
 /// Whether `inst` writes only registers that are `uniform` (`uniform_registers`): a value the
@@ -860,7 +869,13 @@ impl Translator<'_, '_> {
                 let defs = super::liveness::destinations(inst);
                 let derived = matches!(defs[..], [d] if lanes.derived[d as usize]);
                 if !derived && !self.vector_form(inst, pos)? {
-                    self.lane_by_lane(inst)?;
+                    // (`cp.async`'s one-thread code takes a path a byte for a partial copy:
+                    // 576 Cranelift instructions, 18,000 a group of 32 unrolled, where
+                    // Triton's softmax has 24 of them.)
+                    match inst.op {
+                        Op::CpAsync { .. } => self.lane_by_lane_looped(inst)?,
+                        _ => self.lane_by_lane(inst)?,
+                    }
                 }
                 self.affine_lane_zero(inst)?;
                 Ok(false)
@@ -1099,6 +1114,51 @@ impl Translator<'_, '_> {
         }
         self.b.def_var(flag, ok);
         Ok(())
+    }
+
+    /// `each` (one-thread code that reads `inst`'s source registers) once for every lane,
+    /// with the lane's values of those registers and its thread id in the one-thread code's
+    /// variables; the group's values are kept.
+    pub(in crate::lower) fn each_lane_value<T>(
+        &mut self,
+        inst: &checked::Inst,
+        mut each: impl FnMut(&mut Self, usize) -> LResult<T>,
+    ) -> LResult<Vec<T>> {
+        let mut sources = super::liveness::sources(inst);
+        sources.sort_unstable();
+        sources.dedup();
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let (width, first, tid) = (lanes.width, lanes.first[0], lanes.tid[0]);
+        let lane_zero: Vec<(Variable, ir::Value)> = sources
+            .iter()
+            .map(|&r| {
+                let scalar = self.lanes.as_ref().expect("grouped").scalars[r as usize];
+                (scalar, self.b.use_var(scalar))
+            })
+            .collect();
+        // (Each lane's values first: a lane-affine register's lanes are made from its scalar.)
+        let values: Vec<Vec<ir::Value>> = (0..width)
+            .map(|lane| sources.iter().map(|&r| self.lane_value(r, lane)).collect())
+            .collect();
+        let mut results = Vec::with_capacity(width);
+        for (lane, values) in values.into_iter().enumerate() {
+            for (&(scalar, _), v) in lane_zero.iter().zip(values) {
+                self.b.def_var(scalar, v);
+            }
+            let x = self.b.use_var(first);
+            let x = self.b.ins().iadd_imm_s(x, lane as i64);
+            self.b.def_var(tid, x);
+            self.enter_scalars();
+            let r = each(self, lane);
+            self.enter_scalars();
+            results.push(r?);
+        }
+        for (scalar, v) in lane_zero {
+            self.b.def_var(scalar, v);
+        }
+        let x = self.b.use_var(first);
+        self.b.def_var(tid, x);
+        Ok(results)
     }
 
     /// Lane `k`'s value of register `r`.

@@ -32,6 +32,7 @@ mod half_cmp;
 mod half_cvt;
 mod half_lookup;
 pub(super) mod runs;
+pub(in crate::lower) mod warp;
 
 /// A register's value in every lane: its vectors, lanes 0.. first.
 type Wide = Vec<Value>;
@@ -49,6 +50,7 @@ pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
             | Op::Float { .. }
             | Op::Ld { .. }
             | Op::St { .. } => true,
+            _ if warp::in_group(inst) => true,
             Op::Set { src, .. } => src.is_half(),
             Op::Cvt { dst, src, mods } => {
                 let half = |t: PtxType| t.is_half();

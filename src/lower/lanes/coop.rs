@@ -18,14 +18,17 @@
 //!   lane saved itself, lanes that diverged may have written it apart, so each lane's must
 //!   hold that shape, or the group's lanes run alone for the round. So do the lanes of a
 //!   group that wait at different points, or some of which wait or are finished.
+//! - A warp collective whose membermask names every lane, in a group of whole warps, is
+//!   computed in the group (`simd::warp`), which goes on without ending its round; lanes
+//!   that reach it alone wait at it as at any sync point.
 //! - A group that ends (`ret`, `exit`, the body's end) marks its lanes finished.
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, Block, InstBuilder, MemFlagsData, Value, types};
-use cranelift_frontend::Variable;
 
 use super::vector_of;
 use crate::frontend::checked::{self, Op};
+use crate::lower::simd::warp::Members;
 use crate::lower::{LResult, Translator};
 use crate::sync::frame;
 
@@ -68,16 +71,19 @@ fn saves_as_group(inst: &checked::Inst) -> bool {
     inst.guard.is_none() && crate::lower::sync::always_waits(inst.op)
 }
 
-/// Whether the group resumes after sync point `inst` (else each lane resumes alone): it
-/// saved the lanes there, and the results go to registers the group code keeps per lane.
-fn resumes_as_group(inst: &checked::Inst, uniform: &[bool], strides: &[Option<i64>]) -> bool {
-    saves_as_group(inst)
-        && crate::lower::liveness::destinations(inst)
-            .iter()
-            .all(|&d| !uniform[d as usize] && strides[d as usize].is_none())
-}
-
 impl Translator<'_, '_> {
+    /// Whether the group resumes after sync point `inst` (else each lane resumes alone): it
+    /// saves the lanes there, the results go to registers the group code keeps per lane, and
+    /// the group does not compute it itself whenever it gets there (`simd::warp`).
+    fn resumes_as_group(&self, inst: &checked::Inst) -> bool {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        saves_as_group(inst)
+            && crate::lower::liveness::destinations(inst)
+                .iter()
+                .all(|&d| !lanes.uniform[d as usize] && lanes.strides[d as usize].is_none())
+            && !matches!(self.v_collective_members(inst), Some(Members::Known))
+    }
+
     fn coop_lanes(&self) -> &CoopLanes {
         let lanes = self.lanes.as_ref().expect("grouped");
         lanes.coop.as_ref().expect("a cooperative kernel")
@@ -147,10 +153,9 @@ impl Translator<'_, '_> {
         };
         let points = crate::lower::sync::sync_points(self.func);
         let body = self.func.body.as_deref().expect("defined");
-        let lanes = self.lanes.as_ref().expect("grouped");
         let resumes: Vec<bool> = points
             .iter()
-            .map(|p| resumes_as_group(&body[p.inst as usize], &lanes.uniform, &lanes.strides))
+            .map(|p| self.resumes_as_group(&body[p.inst as usize]))
             .collect();
         let dfg = &mut self.b.func.dfg;
         let targets: Vec<ir::BlockCall> = std::iter::once(dfg.block_call(fresh, &[]))
@@ -224,15 +229,37 @@ impl Translator<'_, '_> {
                 return Ok(true);
             }
         };
-        self.save_lanes(inst, k)?;
-        let lanes = self.lanes.as_ref().expect("grouped");
-        if !resumes_as_group(inst, &lanes.uniform, &lanes.strides) {
-            return Ok(true);
-        }
+        let resumes = self.resumes_as_group(inst);
         let resume = self.coop_lanes().resume[k];
-        self.b.switch_to_block(resume);
-        self.restore_lanes(k);
-        self.lane_results(inst)?;
+        let Some(members) = self.v_collective_members(inst) else {
+            self.save_lanes(inst, k)?;
+            if resumes {
+                self.b.switch_to_block(resume);
+                self.restore_lanes(k);
+                self.lane_results(inst)?;
+            }
+            return Ok(!resumes);
+        };
+        // A warp collective of whole warps: computed in the group, which goes on. (Lanes
+        // that reached it alone, or a membermask of fewer lanes, wait at it as above.)
+        if let Members::InRegister(mask) = members {
+            let all = self.v_members(mask)?;
+            let (hot, cold) = self.branch_cold(all, false);
+            self.b.switch_to_block(cold);
+            self.save_lanes(inst, k)?;
+            self.b.switch_to_block(hot);
+        }
+        self.v_collective(inst)?;
+        let after = self.b.create_block();
+        self.b.ins().jump(after, &[]);
+        if resumes {
+            self.b.switch_to_block(resume);
+            self.restore_lanes(k);
+            self.lane_results(inst)?;
+            self.b.ins().jump(after, &[]);
+        }
+        self.b.seal_block(after);
+        self.b.switch_to_block(after);
         Ok(false)
     }
 
@@ -243,12 +270,7 @@ impl Translator<'_, '_> {
         let coop = self.coop.as_ref().expect("cooperative");
         let (saved, slots, frame_var) =
             (coop.saved[k].clone(), coop.layout.regs.clone(), coop.frame);
-        let lanes = self.lanes.as_ref().expect("grouped");
-        let (width, first, tid, next_group) =
-            (lanes.width, lanes.first[0], lanes.tid[0], lanes.next_group);
-        let mut sources = crate::lower::liveness::sources(inst);
-        sources.sort_unstable();
-        sources.dedup();
+        let next_group = self.lanes.as_ref().expect("grouped").next_group;
         let frames = self.lane_frames();
         for (lane, &f) in frames.iter().enumerate() {
             for &r in &saved {
@@ -256,34 +278,10 @@ impl Translator<'_, '_> {
                 self.b.ins().store(flags, v, f, slots[r as usize]);
             }
         }
-        // The operands, one lane's at a time in the scalars the one-thread lowering reads.
-        let lane_zero: Vec<(Variable, Value)> = sources
-            .iter()
-            .map(|&r| {
-                let scalar = self.lanes.as_ref().expect("grouped").scalars[r as usize];
-                (scalar, self.b.use_var(scalar))
-            })
-            .collect();
-        // (Each lane's values first: a lane-affine register's lanes are made from its scalar.)
-        let values: Vec<Vec<Value>> = (0..width)
-            .map(|lane| sources.iter().map(|&r| self.lane_value(r, lane)).collect())
-            .collect();
-        for (lane, (&f, values)) in frames.iter().zip(values).enumerate() {
-            for (&(scalar, _), v) in lane_zero.iter().zip(values) {
-                self.b.def_var(scalar, v);
-            }
-            let x = self.b.use_var(first);
-            let x = self.b.ins().iadd_imm_s(x, lane as i64);
-            self.b.def_var(tid, x);
-            self.b.def_var(frame_var, f);
-            self.enter_scalars();
-            let r = self.sync_operands(inst.op, &inst.args);
-            self.enter_scalars();
-            r?;
-        }
-        for (scalar, v) in lane_zero {
-            self.b.def_var(scalar, v);
-        }
+        self.each_lane_value(inst, |t, lane| {
+            t.b.def_var(frame_var, frames[lane]);
+            t.sync_operands(inst.op, &inst.args)
+        })?;
         let [resume_at, one] = [k as i64 + 1, 1].map(|v| self.b.ins().iconst(types::I32, v));
         for &f in &frames {
             self.b.ins().store(flags, resume_at, f, frame::RESUME);
@@ -409,7 +407,7 @@ impl Translator<'_, '_> {
     }
 
     /// The vectors over the lanes of values `lane` (lane 0 first).
-    fn vectors_of_lanes(&mut self, lane: &[Value]) -> Vec<Value> {
+    pub(in crate::lower) fn vectors_of_lanes(&mut self, lane: &[Value]) -> Vec<Value> {
         let ty = self.b.func.dfg.value_type(lane[0]);
         let vt = vector_of(ty).expect("a lane type");
         lane.chunks(vt.lane_count() as usize)
