@@ -4,10 +4,11 @@
 
 use crate::frontend::checked::{MmaForm, MmaType};
 
-/// `mma.sync.aligned` over a warp: `regs[lane]` holds the lane's A, B and C registers in
-/// order; the result is each lane's D registers. Each product's lanes (the whole warp, or
-/// one quad pair for `m8n8k4` on f16) gather A, B and C from their fragments, then each
-/// lane's D elements are computed at its fragment positions ([`a_at`], [`b_at`], [`cd_at`]).
+/// `mma.sync.aligned` over a warp: `regs` holds each lane's A, B and C registers in order,
+/// lane 0's first; `out` gets each lane's D registers the same way. Each product's lanes
+/// (the whole warp, or one quad pair for `m8n8k4` on f16) gather A, B and C from their
+/// fragments, then each lane's D elements are computed at its fragment positions
+/// ([`a_at`], [`b_at`], [`cd_at`]).
 ///
 /// Accumulation: every product is exact and the sum over k, then C, is taken in f64 and
 /// rounded once to D's type (to nearest even; a NaN gives the canonical NaN); tf32 inputs
@@ -15,48 +16,116 @@ use crate::frontend::checked::{MmaForm, MmaType};
 /// integers sum exactly and wrap to s32, or clamp with `.satfinite`. Tensor cores round their
 /// partial sums in ways NVIDIA does not document: results within one rounding of the exact
 /// sum are what this promises (exact for integers and for sums without cancellation).
-pub fn mma(form: MmaForm, regs: &[Vec<u64>]) -> Vec<Vec<u64>> {
+pub fn mma(form: MmaForm, regs: &[u64], out: &mut [u64]) {
+    out.fill(0);
+    each_product(form, |lanes| match form.d {
+        MmaType::S32 | MmaType::F64 => value_product(form, regs, lanes, out),
+        _ => float_product(form, regs, lanes, out),
+    });
+}
+
+/// `each` of the lanes of each product `form` makes: the warp's, or each quad pair's.
+fn each_product(form: MmaForm, mut each: impl FnMut(&[usize])) {
+    if form.quad_pairs() {
+        for q in 0..4 {
+            each(&[0, 1, 2, 3, 16, 17, 18, 19].map(|l| l + 4 * q));
+        }
+    } else {
+        each(&std::array::from_fn::<usize, 32, _>(|l| l));
+    }
+}
+
+/// Registers of A, B and C a lane holds for `form` (`mma`'s stride in `regs`).
+pub fn operand_registers(form: MmaForm) -> usize {
+    form.registers()[..3].iter().sum::<u32>() as usize
+}
+
+/// [`mma`]'s product of `lanes` (the warp, or a quad pair), its elements as [`Value`]s:
+/// any form.
+fn value_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) {
     let [na, nb, _, nd] = form.registers().map(|n| n as usize);
     let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
     let per = |ty: MmaType| (32 / ty.bits()).max(1) as usize;
-    let groups: Vec<Vec<usize>> = if form.quad_pairs() {
-        (0..4)
-            .map(|q| [0, 1, 2, 3, 16, 17, 18, 19].map(|l| l + 4 * q).to_vec())
-            .collect()
-    } else {
-        vec![(0..32).collect()]
-    };
-    let mut out = vec![vec![0u64; nd]; 32];
-    for lanes in groups {
-        let elements = |rows: usize, cols: usize| rows * cols / lanes.len();
-        let mut a = vec![vec![Value::Int(0); k]; m];
-        let mut b = vec![vec![Value::Int(0); n]; k];
-        let mut c = vec![vec![Value::Int(0); n]; m];
-        for &l in &lanes {
-            let r = &regs[l];
-            for i in 0..elements(m, k) {
-                let (row, col) = a_at(form, l, i);
-                a[row][col] = element(form.a, r[i / per(form.a)], i % per(form.a));
-            }
-            for i in 0..elements(k, n) {
-                let (row, col) = b_at(form, l, i);
-                b[row][col] = element(form.b, r[na + i / per(form.b)], i % per(form.b));
-            }
-            for i in 0..elements(m, n) {
-                let (row, col) = cd_at(form, form.c, l, i);
-                c[row][col] = element(form.c, r[na + nb + i / per(form.c)], i % per(form.c));
-            }
+    let elements = |rows: usize, cols: usize| rows * cols / lanes.len();
+    let mut a = vec![vec![Value::Int(0); k]; m];
+    let mut b = vec![vec![Value::Int(0); n]; k];
+    let mut c = vec![vec![Value::Int(0); n]; m];
+    for &l in lanes {
+        let r = &regs[l * operand_registers(form)..];
+        for i in 0..elements(m, k) {
+            let (row, col) = a_at(form, l, i);
+            a[row][col] = element(form.a, r[i / per(form.a)], i % per(form.a));
         }
-        for &l in &lanes {
-            for i in 0..elements(m, n) {
-                let (row, col) = cd_at(form, form.d, l, i);
-                let products = (0..k).map(|kk| (a[row][kk], b[kk][col]));
-                let bits = accumulate(form.d, form.satfinite, products, c[row][col]);
-                out[l][i / per(form.d)] |= bits << (form.d.bits() as usize * (i % per(form.d)));
-            }
+        for i in 0..elements(k, n) {
+            let (row, col) = b_at(form, l, i);
+            b[row][col] = element(form.b, r[na + i / per(form.b)], i % per(form.b));
+        }
+        for i in 0..elements(m, n) {
+            let (row, col) = cd_at(form, form.c, l, i);
+            c[row][col] = element(form.c, r[na + nb + i / per(form.c)], i % per(form.c));
         }
     }
-    out
+    for &l in lanes {
+        for i in 0..elements(m, n) {
+            let (row, col) = cd_at(form, form.d, l, i);
+            let products = (0..k).map(|kk| (a[row][kk], b[kk][col]));
+            let bits = accumulate(form.d, form.satfinite, products, c[row][col]);
+            out[l * nd + i / per(form.d)] |= bits << (form.d.bits() as usize * (i % per(form.d)));
+        }
+    }
+}
+
+/// Most elements of a float product's A (16 × 32, fp8's), B (32 × 8) and C (16 × 8).
+const MOST_A: usize = 16 * 32;
+const MOST_B: usize = 32 * 8;
+const MOST_C: usize = 16 * 8;
+
+/// [`mma`]'s product of `lanes` where D is a float type (f16, f32): the same sums as
+/// [`accumulate`]'s, on flat arrays of f64 instead of lists of [`Value`]s (the matrix
+/// kernels spent most of their time allocating and matching those).
+fn float_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) {
+    let [na, nb, _, nd] = form.registers().map(|n| n as usize);
+    let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
+    let per = |ty: MmaType| (32 / ty.bits()).max(1) as usize;
+    let elements = |rows: usize, cols: usize| rows * cols / lanes.len();
+    let (mut a, mut b, mut c) = ([0.0; MOST_A], [0.0; MOST_B], [0.0; MOST_C]);
+    for &l in lanes {
+        let r = &regs[l * operand_registers(form)..];
+        for i in 0..elements(m, k) {
+            let (row, col) = a_at(form, l, i);
+            a[row * k + col] = float_element(form.a, r[i / per(form.a)], i % per(form.a));
+        }
+        for i in 0..elements(k, n) {
+            let (row, col) = b_at(form, l, i);
+            b[row * n + col] = float_element(form.b, r[na + i / per(form.b)], i % per(form.b));
+        }
+        for i in 0..elements(m, n) {
+            let (row, col) = cd_at(form, form.c, l, i);
+            let reg = r[na + nb + i / per(form.c)];
+            c[row * n + col] = float_element(form.c, reg, i % per(form.c));
+        }
+    }
+    for &l in lanes {
+        for i in 0..elements(m, n) {
+            let (row, col) = cd_at(form, form.d, l, i);
+            let mut sum = 0.0;
+            for kk in 0..k {
+                sum += a[row * k + kk] * b[kk * n + col];
+            }
+            let bits = round_sum(form.d, sum + c[row * n + col]);
+            out[l * nd + i / per(form.d)] |= bits << (form.d.bits() as usize * (i % per(form.d)));
+        }
+    }
+}
+
+/// Element `j` of a register holding float `ty` values, as [`element`] gives it.
+fn float_element(ty: MmaType, reg: u64, j: usize) -> f64 {
+    let raw = (reg >> (16 * j)) as u16;
+    match ty {
+        MmaType::F16 => half::f16::from_bits(raw).to_f64(),
+        MmaType::BF16 => f32::from_bits((raw as u32) << 16) as f64,
+        _ => element(ty, reg, j).float(),
+    }
 }
 
 /// (row, column) of A element `i` (element i mod e of register i div e, e per register) of
@@ -171,7 +240,6 @@ pub(crate) fn accumulate(
     products: impl Iterator<Item = (Value, Value)>,
     c: Value,
 ) -> u64 {
-    use crate::semantics::half::F16;
     match d {
         MmaType::S32 => {
             let sum = products.fold(c.int(), |s, (x, y)| s + x.int() * y.int());
@@ -187,12 +255,95 @@ pub(crate) fn accumulate(
             .to_bits(),
         _ => {
             let sum = products.fold(0.0, |s, (x, y)| s + x.float() * y.float()) + c.float();
-            if d == MmaType::F16 {
-                F16.round(sum, crate::frontend::checked::Rounding::Rn) as u64
-            } else if sum.is_nan() {
-                crate::lower::softfloat::CANONICAL_NAN_F32 as u64
-            } else {
-                (sum as f32).to_bits() as u64
+            round_sum(d, sum)
+        }
+    }
+}
+
+/// A float D's bits for the f64 `sum`: rounded once to f16 or f32, a NaN canonical.
+fn round_sum(d: MmaType, sum: f64) -> u64 {
+    use crate::semantics::half::F16;
+    if d == MmaType::F16 {
+        F16.round(sum, crate::frontend::checked::Rounding::Rn) as u64
+    } else if sum.is_nan() {
+        crate::lower::softfloat::CANONICAL_NAN_F32 as u64
+    } else {
+        (sum as f32).to_bits() as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every float form's product on flat arrays equals the general one's, bit for bit, on
+    /// registers of random bits (NaNs, infinities and subnormals among them).
+    #[test]
+    fn a_float_product_is_the_value_product() {
+        let form = |m, n, k, d, ab, c| MmaForm {
+            m,
+            n,
+            k,
+            d,
+            a: ab,
+            b: ab,
+            c,
+            satfinite: false,
+            a_row: true,
+            b_col: true,
+        };
+        use MmaType::*;
+        let forms = [
+            form(16, 8, 16, F32, F16, F32),
+            form(16, 8, 16, F16, F16, F16),
+            form(16, 8, 8, F32, F16, F32),
+            form(16, 8, 16, F32, BF16, F32),
+            form(16, 8, 8, F32, Tf32, F32),
+            form(16, 8, 32, F32, E4m3, F32),
+            form(16, 8, 32, F16, E5m2, F16),
+            form(8, 8, 4, F32, F16, F32),
+            form(8, 8, 4, F16, F16, F16),
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        // Halves of tiny, huge and unit magnitudes of both signs, or small random ones: sums
+        // whose order matters (tiny + huge - huge).
+        let palette = [0x0001, 0x7800, 0xF800, 0x3C00, 0xBC00, 0x8001, 0x0400];
+        let mut random = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let half = |x: u64| match palette.get(x as usize % 10) {
+                Some(&h) => h,
+                None => x >> 4 & 0xBFFF,
+            };
+            half(seed) | half(seed >> 20) << 16
+        };
+        for f in forms {
+            let nd = f.registers()[3] as usize;
+            for _ in 0..50 {
+                let regs: Vec<u64> = (0..32 * operand_registers(f)).map(|_| random()).collect();
+                let (mut fast, mut slow) = (vec![0; 32 * nd], vec![0; 32 * nd]);
+                each_product(f, |lanes| {
+                    float_product(f, &regs, lanes, &mut fast);
+                    value_product(f, &regs, lanes, &mut slow);
+                });
+                assert_eq!(fast, slow, "{f:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_float_element_is_the_value_element_gives_for_every_half_and_bf16() {
+        for ty in [MmaType::F16, MmaType::BF16] {
+            for raw in 0..=u16::MAX as u64 {
+                for j in 0..2 {
+                    let reg = raw << (16 * j) | (0x5A5A << (16 * (1 - j)));
+                    let (fast, slow) = (float_element(ty, reg, j), element(ty, reg, j).float());
+                    assert!(
+                        fast.to_bits() == slow.to_bits() || (fast.is_nan() && slow.is_nan()),
+                        "{ty:?} {raw:#x}"
+                    );
+                }
             }
         }
     }

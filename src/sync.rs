@@ -643,18 +643,18 @@ impl CoopKernel {
             return;
         }
         if let SyncKind::Mma(form) = kind {
-            let [na, nb, nc, _] = form.registers();
-            let n = (na + nb + nc) as i32;
-            let regs: Vec<Vec<u64>> = (0..32)
-                .map(|l| {
-                    (0..n)
-                        .map(|k| if l < lanes { arg(f, l, k) } else { 0 })
-                        .collect()
+            let n = crate::mma::operand_registers(form);
+            let nd = form.registers()[3] as usize;
+            let regs: Vec<u64> = (0..32 * n)
+                .map(|i| match i / n < lanes {
+                    true => arg(f, i / n, (i % n) as i32),
+                    false => 0,
                 })
                 .collect();
-            let d = crate::mma::mma(form, &regs);
+            let mut d = vec![0; 32 * nd];
+            crate::mma::mma(form, &regs, &mut d);
             for l in self::lanes(members) {
-                f.release_with(base + l, &d[l], false);
+                f.release_with(base + l, &d[l * nd..][..nd], false);
             }
             return;
         }
