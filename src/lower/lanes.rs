@@ -885,26 +885,29 @@ impl Translator<'_, '_> {
 
     /// The lanes where varying guard `g` holds, as a bit mask (lane k: bit k).
     pub(super) fn guard_lanes(&mut self, g: checked::Guard) -> ir::Value {
-        // Lanes are 0/1: negated, 0/-1, whose high bits make the mask.
         let p = self.lanes.as_ref().expect("grouped").vectors[g.reg as usize].clone();
-        let mut mask = None;
-        for (c, p) in p.into_iter().enumerate() {
-            let p = self.b.use_var(p);
-            let set = self.b.ins().ineg(p);
-            let bits = self.b.ins().vhigh_bits(types::I64, set);
-            let bits = self.b.ins().ishl_imm_u(bits, 16 * c as i64);
-            mask = Some(match mask {
-                None => bits,
-                Some(m) => self.b.ins().bor(m, bits),
-            });
-        }
-        let mask = mask.expect("a predicate vector");
+        let p: Vec<ir::Value> = p.into_iter().map(|p| self.b.use_var(p)).collect();
+        let mask = self.lane_mask(&p);
         if g.negated {
             let every_lane = self.every_lane();
             self.b.ins().bxor_imm_u(mask, every_lane)
         } else {
             mask
         }
+    }
+
+    /// The lanes (bit k: lane k, of at most 64) where predicate vectors `p` (lanes 0/1,
+    /// sixteen a vector) hold.
+    pub(in crate::lower) fn lane_mask(&mut self, p: &[ir::Value]) -> ir::Value {
+        // Negated, 0/-1, whose high bits make the mask.
+        let mut mask = self.b.ins().iconst(types::I64, 0);
+        for (c, &p) in p.iter().enumerate() {
+            let set = self.b.ins().ineg(p);
+            let bits = self.b.ins().vhigh_bits(types::I64, set);
+            let bits = self.b.ins().ishl_imm_u(bits, 16 * c as i64);
+            mask = self.b.ins().bor(mask, bits);
+        }
+        mask
     }
 
     /// The bit mask of every lane of the group.
@@ -1013,23 +1016,7 @@ impl Translator<'_, '_> {
             Ok(())
         };
         if looped {
-            let head = self.b.create_block();
-            let done = self.b.create_block();
-            self.b.append_block_param(head, types::I32);
-            let zero = self.b.ins().iconst(types::I32, 0);
-            self.b.ins().jump(head, &[zero.into()]);
-            self.b.switch_to_block(head);
-            let k = self.b.block_params(head)[0];
-            lane(self, Err(k))?;
-            let next = self.b.ins().iadd_imm_s(k, 1);
-            let more =
-                self.b
-                    .ins()
-                    .icmp_imm_u(ir::condcodes::IntCC::UnsignedLessThan, next, width as i64);
-            self.b.ins().brif(more, head, &[next.into()], done, &[]);
-            self.b.seal_block(head);
-            self.b.seal_block(done);
-            self.b.switch_to_block(done);
+            self.counted_loop(types::I32, width as i64, 1, |t, k| lane(t, Err(k)))?;
         } else {
             for k in 0..width {
                 lane(self, Ok(k))?;
@@ -1051,6 +1038,35 @@ impl Translator<'_, '_> {
         for (scalar, v) in lane_zero {
             self.b.def_var(scalar, v);
         }
+        Ok(())
+    }
+
+    /// `body` in a loop whose counter (a `ty` value, `body`'s argument) goes from 0 by `step`
+    /// while below `end`.
+    pub(in crate::lower) fn counted_loop(
+        &mut self,
+        ty: Type,
+        end: i64,
+        step: i64,
+        body: impl FnOnce(&mut Self, ir::Value) -> LResult,
+    ) -> LResult {
+        let head = self.b.create_block();
+        let done = self.b.create_block();
+        self.b.append_block_param(head, ty);
+        let zero = self.b.ins().iconst(ty, 0);
+        self.b.ins().jump(head, &[zero.into()]);
+        self.b.switch_to_block(head);
+        let k = self.b.block_params(head)[0];
+        body(self, k)?;
+        let next = self.b.ins().iadd_imm_s(k, step);
+        let more = self
+            .b
+            .ins()
+            .icmp_imm_u(ir::condcodes::IntCC::UnsignedLessThan, next, end);
+        self.b.ins().brif(more, head, &[next.into()], done, &[]);
+        self.b.seal_block(head);
+        self.b.seal_block(done);
+        self.b.switch_to_block(done);
         Ok(())
     }
 

@@ -137,9 +137,11 @@ impl Translator<'_, '_> {
             }
             Op::Vote(mode) => {
                 let p = self.v_read(&a[1], PtxType::Pred)?;
+                let mask = self.lane_mask(&p);
                 let mut results = Vec::new();
                 for w in 0..warps {
-                    let ballot = self.ballot(p[2 * w], p[2 * w + 1]);
+                    let ballot = self.b.ins().ushr_imm_u(mask, (WARP * w) as i64);
+                    let ballot = self.b.ins().ireduce(types::I32, ballot);
                     let (vt, n, x) = match mode {
                         VoteMode::Ballot => (types::I32X4, WARP / 4, ballot),
                         VoteMode::All => (
@@ -241,16 +243,6 @@ impl Translator<'_, '_> {
         }
     }
 
-    /// The ballot (an `i32`, lane k: bit k) of one warp's predicate vectors `lo`, `hi`.
-    fn ballot(&mut self, lo: Value, hi: Value) -> Value {
-        let [lo, hi] = [lo, hi].map(|p| {
-            let set = self.b.ins().ineg(p);
-            self.b.ins().vhigh_bits(types::I32, set)
-        });
-        let hi = self.b.ins().ishl_imm_u(hi, 16);
-        self.b.ins().bor(lo, hi)
-    }
-
     /// `redux.sync.op` of one warp's eight vectors: a vector whose every lane is the result.
     fn warp_reduce(&mut self, op: ReduxOp, signed: bool, lanes: &[Value]) -> Value {
         let combine = |t: &mut Self, x: Value, y: Value| match (op, signed) {
@@ -338,7 +330,7 @@ impl Translator<'_, '_> {
             src.push(self.b.ins().iadd(from, warp));
             p.push(valid);
         }
-        let value = self.gather(&x, &src);
+        let value = self.gather(&x, &src)?;
         let p = self.v_predicates(p);
         Ok((value, p))
     }
@@ -398,7 +390,7 @@ impl Translator<'_, '_> {
     /// The group's lanes `x` (`i32x4` vectors) rearranged so that lane l holds the value of
     /// the lane that lane l of `src` (`i32x4` vectors, each lane in `0..width`) names:
     /// through the spill area, a lane at a time in a loop.
-    fn gather(&mut self, x: &[Value], src: &[Value]) -> Wide {
+    fn gather(&mut self, x: &[Value], src: &[Value]) -> LResult<Wide> {
         let width = self.width() as i32;
         let spill = self.lanes.as_ref().expect("grouped").spill;
         let flags = MemFlagsData::trusted();
@@ -410,36 +402,23 @@ impl Translator<'_, '_> {
                 .ins()
                 .store(flags, s, base, 4 * width + 16 * k as i32);
         }
-        let head = self.b.create_block();
-        let done = self.b.create_block();
-        self.b.append_block_param(head, types::I64);
-        let zero = self.b.ins().iconst(types::I64, 0);
-        self.b.ins().jump(head, &[zero.into()]);
-        self.b.switch_to_block(head);
-        let at = self.b.block_params(head)[0];
-        let lane = self.b.ins().iadd(base, at);
-        let from = self.b.ins().load(types::I32, flags, lane, 4 * width);
-        let from = self.b.ins().uextend(types::I64, from);
-        let from = self.b.ins().ishl_imm_u(from, 2);
-        let from = self.b.ins().iadd(base, from);
-        let v = self.b.ins().load(types::I32, flags, from, 0);
-        self.b.ins().store(flags, v, lane, 8 * width);
-        let next = self.b.ins().iadd_imm_s(at, 4);
-        let more = self
-            .b
-            .ins()
-            .icmp_imm_u(IntCC::UnsignedLessThan, next, 4 * width as i64);
-        self.b.ins().brif(more, head, &[next.into()], done, &[]);
-        self.b.seal_block(head);
-        self.b.seal_block(done);
-        self.b.switch_to_block(done);
-        (0..x.len())
+        self.counted_loop(types::I64, 4 * width as i64, 4, |t, at| {
+            let lane = t.b.ins().iadd(base, at);
+            let from = t.b.ins().load(types::I32, flags, lane, 4 * width);
+            let from = t.b.ins().uextend(types::I64, from);
+            let from = t.b.ins().ishl_imm_u(from, 2);
+            let from = t.b.ins().iadd(base, from);
+            let v = t.b.ins().load(types::I32, flags, from, 0);
+            t.b.ins().store(flags, v, lane, 8 * width);
+            Ok(())
+        })?;
+        Ok((0..x.len())
             .map(|k| {
                 self.b
                     .ins()
                     .load(types::I32X4, flags, base, 8 * width + 16 * k as i32)
             })
-            .collect()
+            .collect())
     }
 }
 
