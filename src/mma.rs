@@ -108,11 +108,8 @@ fn float_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) 
     for &l in lanes {
         for i in 0..elements(m, n) {
             let (row, col) = cd_at(form, form.d, l, i);
-            let mut sum = 0.0;
-            for kk in 0..k {
-                sum += a[row * k + kk] * b[kk * n + col];
-            }
-            let bits = round_sum(form.d, sum + c[row * n + col]);
+            let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
+            let bits = float_sum(form.d, products, c[row * n + col]);
             out[l * nd + i / per(form.d)] |= bits << (form.d.bits() as usize * (i % per(form.d)));
         }
     }
@@ -195,7 +192,7 @@ pub(crate) enum Value {
 }
 
 impl Value {
-    fn float(self) -> f64 {
+    pub(crate) fn float(self) -> f64 {
         match self {
             Value::Float(x) => x,
             Value::Int(i) => i as f64,
@@ -253,11 +250,14 @@ pub(crate) fn accumulate(
         MmaType::F64 => products
             .fold(c.float(), |s, (x, y)| x.float().mul_add(y.float(), s))
             .to_bits(),
-        _ => {
-            let sum = products.fold(0.0, |s, (x, y)| s + x.float() * y.float()) + c.float();
-            round_sum(d, sum)
-        }
+        _ => float_sum(d, products.map(|(x, y)| (x.float(), y.float())), c.float()),
     }
+}
+
+/// A float D element's bits: the products summed from 0 in k order, then `c`, in f64, and
+/// rounded once to f16 or f32 (a NaN canonical). [`mma`]'s and `wgmma`'s rule.
+pub(crate) fn float_sum(d: MmaType, products: impl Iterator<Item = (f64, f64)>, c: f64) -> u64 {
+    round_sum(d, products.fold(0.0, |s, (x, y)| s + x * y) + c)
 }
 
 /// A float D's bits for the f64 `sum`: rounded once to f16 or f32, a NaN canonical.

@@ -22,7 +22,7 @@
 //! Arithmetic: that of `mma` (`crate::mma`): exact products, summed with D and rounded once.
 
 use crate::frontend::checked::{MmaType, WgmmaForm};
-use crate::mma::{Value, a_m16, accumulate, element};
+use crate::mma::{Value, a_m16, accumulate, element, float_sum};
 
 /// Where the compiled code leaves the instruction's operands among a thread's synchronization
 /// operand words (`crate::sync::frame::ARGS`); D stays in its registers' save slots.
@@ -193,6 +193,9 @@ pub fn run(
             b[kk * n + col] = negate(v, has(flags::NEGATE_B));
         }
     }
+    // A float D's sums on f64 arrays (`float_sum`), without matching `Value`s.
+    let floats = |v: &[Value]| -> Vec<f64> { v.iter().map(|x| x.float()).collect() };
+    let float = (form.d != MmaType::S32).then(|| (floats(&a), floats(&b)));
     let per = (32 / form.d.bits()) as usize;
     for (t, regs) in d.iter_mut().enumerate() {
         let (g, lane_t) = (t % 32 / 4, t % 4);
@@ -205,8 +208,16 @@ pub fn run(
                 true => element(form.d, old[i / per] as u64, i % per),
                 false => Value::Int(0),
             };
-            let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
-            let bits = accumulate(form.d, form.satfinite, products, c);
+            let bits = match &float {
+                Some((a, b)) => {
+                    let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
+                    float_sum(form.d, products, c.float())
+                }
+                None => {
+                    let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
+                    accumulate(form.d, form.satfinite, products, c)
+                }
+            };
             regs[i / per] |= (bits as u32) << (form.d.bits() as usize * (i % per));
         }
     }

@@ -557,3 +557,40 @@ fn the_warps_of_a_warpgroup_give_the_same_descriptors() {
     let err = p.run_ptx(&ptx).unwrap_err();
     assert!(err.contains("different matrix descriptors"), "{err}");
 }
+
+#[test]
+fn an_f32_d_is_the_products_summed_in_k_order_in_f64_then_rounded_once() {
+    // Every row of A starts 2^-24, 2^15, -2^15 and every column of B 2^-24, 2^15, 2^15: the
+    // products 2^-48 + 2^30 - 2^30, summed in k order in f64, lose the first (0); summed
+    // from the other end they would keep it (2^-48, an f32, in row 0). Row r's last element
+    // adds r (B's last row is ones).
+    let (tiny, big) = (2f64.powi(-24), 2f64.powi(15));
+    let a: Vec<Vec<f64>> = (0..64)
+        .map(|r| {
+            let mut row = vec![0.0; 16];
+            row[..3].copy_from_slice(&[tiny, big, -big]);
+            row[15] = r as f64;
+            row
+        })
+        .collect();
+    let b: Vec<Vec<f64>> = (0..16)
+        .map(|k| match k {
+            0 => vec![tiny; 8],
+            1 | 2 => vec![big; 8],
+            15 => vec![1.0; 8],
+            _ => vec![0.0; 8],
+        })
+        .collect();
+    let p = swizzled_product(M64N8K16, 4, &a, &b, f16);
+    let d = f32s(&p.run().unwrap());
+    for (t, regs) in d.iter().enumerate() {
+        for (i, got) in regs.iter().enumerate() {
+            let (row, _) = d_at(t, i);
+            assert_eq!(
+                got.to_bits(),
+                (row as f64).to_bits(),
+                "thread {t} element {i}"
+            );
+        }
+    }
+}
