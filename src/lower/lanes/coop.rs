@@ -32,6 +32,15 @@ use crate::lower::simd::warp::Members;
 use crate::lower::{LResult, Translator};
 use crate::sync::frame;
 
+/// How the group code holds a register's lanes ([`Translator::hold_lanes`]).
+#[derive(Clone, Copy)]
+enum Held {
+    /// Lane 0's value, and the stride between lanes (0: the same in every lane).
+    Once(Value, i64),
+    /// Stored at this offset of the area, a lane after another.
+    Area(i32),
+}
+
 /// The cooperative part of a kernel's group code.
 pub(in crate::lower) struct CoopLanes {
     /// Per sync point, the group code after it, where a group whose lanes all wait there
@@ -42,6 +51,8 @@ pub(in crate::lower) struct CoopLanes {
     alone_site: usize,
     /// Where a group ends: every lane marked finished, then the next group.
     done: Block,
+    /// Where registers' lanes pass between vectors and frames ([`Translator::coop_area`]).
+    area: Option<ir::StackSlot>,
 }
 
 impl CoopLanes {
@@ -61,6 +72,7 @@ impl CoopLanes {
                 .collect(),
             alone_site,
             done: b.create_block(),
+            area: None,
         }
     }
 }
@@ -99,11 +111,8 @@ impl Translator<'_, '_> {
     /// The frames of the group's lanes, lane 0's first (lanes are consecutive threads, so
     /// consecutive frames).
     fn lane_frames(&mut self) -> Vec<Value> {
-        let lanes = self.lanes.as_ref().expect("grouped");
-        let (first, width) = (lanes.first, lanes.width);
-        let first = first.map(|v| self.b.use_var(v));
-        let linear = self.linear_id(first);
-        let frame0 = self.thread_frame(linear);
+        let width = self.lanes.as_ref().expect("grouped").width;
+        let frame0 = self.lane_frame0();
         let bytes = self.coop.as_ref().expect("cooperative").layout.bytes;
         (0..width)
             .map(|k| self.b.ins().iadd_imm_s(frame0, (k * bytes) as i64))
@@ -235,7 +244,7 @@ impl Translator<'_, '_> {
             self.save_lanes(inst, k)?;
             if resumes {
                 self.b.switch_to_block(resume);
-                self.restore_lanes(k);
+                self.restore_lanes(k)?;
                 self.lane_results(inst)?;
             }
             return Ok(!resumes);
@@ -254,7 +263,7 @@ impl Translator<'_, '_> {
         self.b.ins().jump(after, &[]);
         if resumes {
             self.b.switch_to_block(resume);
-            self.restore_lanes(k);
+            self.restore_lanes(k)?;
             self.lane_results(inst)?;
             self.b.ins().jump(after, &[]);
         }
@@ -268,26 +277,30 @@ impl Translator<'_, '_> {
     fn save_lanes(&mut self, inst: &checked::Inst, k: usize) -> LResult {
         let flags = MemFlagsData::trusted();
         let coop = self.coop.as_ref().expect("cooperative");
-        let (saved, slots, frame_var) =
-            (coop.saved[k].clone(), coop.layout.regs.clone(), coop.frame);
+        let (saved, slots, frame_var, bytes) = (
+            coop.saved[k].clone(),
+            coop.layout.regs.clone(),
+            coop.frame,
+            coop.layout.bytes as i64,
+        );
         let next_group = self.lanes.as_ref().expect("grouped").next_group;
-        let frames = self.lane_frames();
-        for (lane, &f) in frames.iter().enumerate() {
-            for &r in &saved {
-                let v = self.lane_value(r, lane);
-                self.b.ins().store(flags, v, f, slots[r as usize]);
+        let frame0 = self.lane_frame0();
+        let held = self.hold_lanes(&saved);
+        let [resume_at, one] = [k as i64 + 1, 1].map(|v| self.b.ins().iconst(types::I32, v));
+        self.each_frame(frame0, |t, lane, f| {
+            for (&r, h) in saved.iter().zip(&held) {
+                let v = t.held_lane(r, *h, lane);
+                t.b.ins().store(flags, v, f, slots[r as usize]);
             }
-        }
+            t.b.ins().store(flags, resume_at, f, frame::RESUME);
+            t.b.ins().store(flags, one, f, frame::WAITING);
+            t.b.ins().store(flags, one, f, frame::GROUPED);
+        })?;
         self.each_lane_value(inst, |t, lane| {
-            t.b.def_var(frame_var, frames[lane]);
+            let f = t.b.ins().iadd_imm_s(frame0, lane as i64 * bytes);
+            t.b.def_var(frame_var, f);
             t.sync_operands(inst.op, &inst.args)
         })?;
-        let [resume_at, one] = [k as i64 + 1, 1].map(|v| self.b.ins().iconst(types::I32, v));
-        for &f in &frames {
-            self.b.ins().store(flags, resume_at, f, frame::RESUME);
-            self.b.ins().store(flags, one, f, frame::WAITING);
-            self.b.ins().store(flags, one, f, frame::GROUPED);
-        }
         self.b.ins().jump(next_group, &[]);
         Ok(())
     }
@@ -296,13 +309,13 @@ impl Translator<'_, '_> {
     /// lanes' frames. Those the group keeps once (uniform, lane-affine) come from lane 0's
     /// where the group saved every lane; else where each lane's hold that shape (else the
     /// lanes run alone).
-    fn restore_lanes(&mut self, k: usize) {
+    fn restore_lanes(&mut self, k: usize) -> LResult {
         let flags = MemFlagsData::trusted();
         let coop = self.coop.as_ref().expect("cooperative");
         let (saved, slots) = (coop.saved[k].clone(), coop.layout.regs.clone());
         let resume = self.coop_lanes().resume[k];
         let grouped = self.b.block_params(resume)[0];
-        let frames = self.lane_frames();
+        let frame0 = self.lane_frame0();
         let lanes = self.lanes.as_ref().expect("grouped");
         // Each register's stride between lanes, where the group keeps it once.
         let once: Vec<Option<i64>> = saved
@@ -316,27 +329,37 @@ impl Translator<'_, '_> {
         self.b.ins().brif(grouped, restore, &[], verify, &[]);
         self.b.seal_block(verify);
         self.b.switch_to_block(verify);
-        let mut apart = self.b.ins().iconst(types::I8, 0);
-        for (&r, stride) in saved.iter().zip(&once) {
-            let Some(stride) = *stride else { continue };
-            let ty = self.func.regs[r as usize].ty.ir_type();
-            // (As bits: a uniform register may be a float one.)
-            let bits: Vec<Value> = frames
-                .iter()
-                .map(|&f| {
-                    let v = self.b.ins().load(ty, flags, f, slots[r as usize]);
-                    match ty.is_float() {
-                        true => self.b.ins().bitcast(ty.as_int(), MemFlagsData::new(), v),
-                        false => v,
-                    }
-                })
-                .collect();
-            for (j, &v) in bits.iter().enumerate().skip(1) {
-                let expected = self.b.ins().iadd_imm_s(bits[0], stride * j as i64);
-                let differs = self.b.ins().icmp(IntCC::NotEqual, v, expected);
-                apart = self.b.ins().bor(apart, differs);
+        // (As bits: a uniform register may be a float one.)
+        let bits = |t: &mut Self, r: u32, f: Value| {
+            let ty = t.func.regs[r as usize].ty.ir_type();
+            let v = t.b.ins().load(ty, flags, f, slots[r as usize]);
+            match ty.is_float() {
+                true => t.b.ins().bitcast(ty.as_int(), MemFlagsData::new(), v),
+                false => v,
             }
-        }
+        };
+        let kept: Vec<(u32, i64, Value)> = saved
+            .iter()
+            .zip(&once)
+            .filter_map(|(&r, s)| s.map(|s| (r, s)))
+            .map(|(r, s)| (r, s, bits(self, r, frame0)))
+            .collect();
+        let apart = self.b.declare_var(types::I8);
+        let zero = self.b.ins().iconst(types::I8, 0);
+        self.b.def_var(apart, zero);
+        self.each_frame(frame0, |t, lane, f| {
+            for &(r, stride, first) in &kept {
+                let v = bits(t, r, f);
+                let lane = t.coerce(lane, t.b.func.dfg.value_type(v), false);
+                let step = t.b.ins().imul_imm_s(lane, stride);
+                let expected = t.b.ins().iadd(first, step);
+                let differs = t.b.ins().icmp(IntCC::NotEqual, v, expected);
+                let a = t.b.use_var(apart);
+                let a = t.b.ins().bor(a, differs);
+                t.b.def_var(apart, a);
+            }
+        })?;
+        let apart = self.b.use_var(apart);
         let (alike, cold) = self.branch_cold(apart, true);
         self.b.switch_to_block(cold);
         self.go_alone();
@@ -344,32 +367,151 @@ impl Translator<'_, '_> {
         self.b.ins().jump(restore, &[]);
         self.b.seal_block(restore);
         self.b.switch_to_block(restore);
+        // The registers with vectors: each lane's value to the area, then the vectors.
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let width = lanes.width as i32;
+        let vectored: Vec<u32> = saved
+            .iter()
+            .zip(&once)
+            .filter(|&(&r, s)| *s != Some(0) && !lanes.derived[r as usize])
+            .map(|(&r, _)| r)
+            .collect();
+        let area = self.coop_area();
+        let base = self.b.ins().stack_addr(types::I64, area, 0);
+        self.each_frame(frame0, |t, lane, f| {
+            for (j, &r) in vectored.iter().enumerate() {
+                let ty = t.func.regs[r as usize].ty.ir_type();
+                let v = t.b.ins().load(ty, flags, f, slots[r as usize]);
+                let off = t.b.ins().imul_imm_s(lane, ty.bytes() as i64);
+                let at = t.b.ins().iadd(base, off);
+                t.b.ins().store(flags, v, at, j as i32 * width * 8);
+            }
+        })?;
+        for (j, &r) in vectored.iter().enumerate() {
+            let vt = vector_of(self.func.regs[r as usize].ty.ir_type()).expect("eligible");
+            let n = width as usize / vt.lane_count() as usize;
+            let v = (0..n)
+                .map(|c| {
+                    let off = j as i32 * width * 8 + 16 * c as i32;
+                    self.b.ins().load(vt, flags, base, off)
+                })
+                .collect();
+            self.write_vectors(r, v);
+        }
         for (&r, stride) in saved.iter().zip(&once) {
             let ty = self.func.regs[r as usize].ty.ir_type();
             let lanes = self.lanes.as_ref().expect("grouped");
-            let (scalar, derived, in_range) = (
-                lanes.scalars[r as usize],
-                lanes.derived[r as usize],
-                lanes.in_range[r as usize],
-            );
-            let at = slots[r as usize];
+            let (scalar, in_range) = (lanes.scalars[r as usize], lanes.in_range[r as usize]);
             if stride.is_some() {
-                let v = self.b.ins().load(ty, flags, frames[0], at);
+                let v = self.b.ins().load(ty, flags, frame0, slots[r as usize]);
                 self.b.def_var(scalar, v);
             }
             if let Some(flag) = in_range {
                 let yes = self.b.ins().iconst(types::I8, 1);
                 self.b.def_var(flag, yes);
             }
-            if *stride != Some(0) && !derived {
-                let lane: Vec<Value> = frames
-                    .iter()
-                    .map(|&f| self.b.ins().load(ty, flags, f, at))
-                    .collect();
-                let v = self.vectors_of_lanes(&lane);
-                self.write_vectors(r, v);
+        }
+        Ok(())
+    }
+
+    /// The frame of the group's lane 0 (lanes are consecutive threads, so consecutive
+    /// frames).
+    fn lane_frame0(&mut self) -> Value {
+        let first = self.lanes.as_ref().expect("grouped").first;
+        let first = first.map(|v| self.b.use_var(v));
+        let linear = self.linear_id(first);
+        self.thread_frame(linear)
+    }
+
+    /// `each` (given the lane, an `i64`, and its frame) in a loop over the group's lanes.
+    fn each_frame(
+        &mut self,
+        frame0: Value,
+        mut each: impl FnMut(&mut Self, Value, Value),
+    ) -> LResult {
+        let width = self.lanes.as_ref().expect("grouped").width as i64;
+        let bytes = self.coop.as_ref().expect("cooperative").layout.bytes as i64;
+        self.counted_loop(types::I64, width, 1, |t, lane| {
+            let off = t.b.ins().imul_imm_s(lane, bytes);
+            let f = t.b.ins().iadd(frame0, off);
+            each(t, lane, f);
+            Ok(())
+        })
+    }
+
+    /// How the group holds each of `regs`, for [`held_lane`](Self::held_lane): kept once
+    /// (lane 0's value and the stride), or, for a register with vectors, its lanes stored in
+    /// the area ([`coop_area`](Self::coop_area)) at the register's place in `regs`.
+    fn hold_lanes(&mut self, regs: &[u32]) -> Vec<Held> {
+        let width = self.lanes.as_ref().expect("grouped").width as i32;
+        let area = self.coop_area();
+        regs.iter()
+            .enumerate()
+            .map(|(j, &r)| {
+                let lanes = self.lanes.as_ref().expect("grouped");
+                let scalar = lanes.scalars[r as usize];
+                match (lanes.uniform[r as usize], lanes.derived[r as usize]) {
+                    (true, _) => Held::Once(self.b.use_var(scalar), 0),
+                    (_, true) => {
+                        let stride = lanes.strides[r as usize].expect("lane-affine");
+                        Held::Once(self.b.use_var(scalar), stride)
+                    }
+                    _ => {
+                        for (c, v) in self.lane_vectors(r).into_iter().enumerate() {
+                            let at = j as i32 * width * 8 + 16 * c as i32;
+                            self.b.ins().stack_store(types::I64, v, area, at);
+                        }
+                        Held::Area(j as i32 * width * 8)
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Register `r`'s value in `lane` (an `i64`), held as `h` ([`hold_lanes`](Self::hold_lanes)).
+    fn held_lane(&mut self, r: u32, h: Held, lane: Value) -> Value {
+        let ty = self.func.regs[r as usize].ty.ir_type();
+        match h {
+            Held::Once(x, 0) => x,
+            Held::Once(x, stride) => {
+                let lane = self.coerce(lane, ty, false);
+                let step = self.b.ins().imul_imm_s(lane, stride);
+                self.b.ins().iadd(x, step)
+            }
+            Held::Area(at) => {
+                let area = self.coop_area();
+                let base = self.b.ins().stack_addr(types::I64, area, 0);
+                let off = self.b.ins().imul_imm_s(lane, ty.bytes() as i64);
+                let p = self.b.ins().iadd(base, off);
+                self.b.ins().load(ty, MemFlagsData::trusted(), p, at)
             }
         }
+    }
+
+    /// The stack area where a sync point's registers' lanes pass between vectors and
+    /// frames: eight bytes a lane for the most registers any sync point saves.
+    fn coop_area(&mut self) -> ir::StackSlot {
+        if let Some(area) = self.coop_lanes().area {
+            return area;
+        }
+        let most = self
+            .coop
+            .as_ref()
+            .expect("cooperative")
+            .saved
+            .iter()
+            .map(Vec::len)
+            .max();
+        let width = self.lanes.as_ref().expect("grouped").width;
+        let bytes = (most.unwrap_or(0).max(1) * width * 8) as u32;
+        let area = self.b.create_sized_stack_slot(ir::StackSlotData::new(
+            ir::StackSlotKind::ExplicitSlot,
+            bytes,
+            4,
+        ));
+        let lanes = self.lanes.as_mut().expect("grouped");
+        lanes.coop.as_mut().expect("cooperative").area = Some(area);
+        area
     }
 
     /// Each lane's results of sync point `inst` from its frame (`sync_results`, as one
