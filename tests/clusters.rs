@@ -51,15 +51,7 @@ fn run_with_funcs(
         cluster: cluster.map(Dim3::from),
         cooperative: false,
     };
-    common::in_both_forms(&ptx, threads, |module| {
-        let out = DeviceBuffer::from_slice(&vec![0u32; words]).unwrap();
-        module
-            .kernel("k")
-            .unwrap()
-            .launch_with(&config, &[Arg::buffer(&out)])
-            .map_err(|e| e.to_string())?;
-        Ok(out.to_vec())
-    })
+    common::out_in_both_forms(&ptx, &config, &vec![0; words])
 }
 
 /// The whole cluster passes its barrier.

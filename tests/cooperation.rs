@@ -25,16 +25,7 @@ fn run(
          mov.u32 %g, %ctaid.x;\nmad.lo.u32 %g, %g, %n, %t;\nmul.wide.u32 %rd7, %g, 4;\nadd.s64 %o, %out, %rd7;\n\
          {body}\nret;\n}}\n"
     );
-    let (grid, block) = (grid.into(), block.into());
-    common::in_both_forms(&ptx, block.x, |module| {
-        let out = DeviceBuffer::zeroed(words * 4).unwrap();
-        module
-            .kernel("k")
-            .unwrap()
-            .launch(grid, block, &[Arg::buffer(&out)])
-            .map_err(|e| e.to_string())?;
-        Ok(out.to_vec())
-    })
+    common::out_in_both_forms(&ptx, &common::plain_launch(grid, block), &vec![0; words])
 }
 
 #[test]
@@ -107,14 +98,17 @@ fn threads_at_different_bar_sync_instructions_are_a_divergent_barrier() {
     assert!(err.starts_with("kernel 'k': divergent barrier"), "{err}");
 }
 
+/// Each `shfl.sync` mode and its name.
+const SHFL_MODES: [(ShflMode, &str); 4] = [
+    (ShflMode::Up, "up"),
+    (ShflMode::Down, "down"),
+    (ShflMode::Bfly, "bfly"),
+    (ShflMode::Idx, "idx"),
+];
+
 #[test]
 fn shfl_every_mode_with_predicate_and_segments_matches_the_isa() {
-    for (mode, m) in [
-        (ShflMode::Up, "up"),
-        (ShflMode::Down, "down"),
-        (ShflMode::Bfly, "bfly"),
-        (ShflMode::Idx, "idx"),
-    ] {
+    for (mode, m) in SHFL_MODES {
         for (b, c) in [
             (1u32, 0x1fu32),
             (5, 0x1f),
@@ -151,12 +145,7 @@ fn shfl_every_mode_with_predicate_and_segments_matches_the_isa() {
 fn shfl_with_operands_in_registers_matches_the_isa() {
     // b and c the same in every lane but known only at launch (from %ntid.x = 64), b
     // different in every lane, and membermasks in registers: all of every warp's lanes.
-    for (mode, m) in [
-        (ShflMode::Up, "up"),
-        (ShflMode::Down, "down"),
-        (ShflMode::Bfly, "bfly"),
-        (ShflMode::Idx, "idx"),
-    ] {
+    for (mode, m) in SHFL_MODES {
         for (b, c) in [(5u32, 0x1fu32), (2, 0x181f), (6, 0x1c1f), (3, 0)] {
             let c = if mode == ShflMode::Up { c & !0x1f } else { c };
             let got = run(

@@ -4,7 +4,7 @@
 
 mod common;
 
-use ptxjit::{Arg, DeviceBuffer, Dim3, LaunchConfig};
+use ptxjit::{Dim3, LaunchConfig};
 
 /// The declaration libcudadevrt's PTX makes, and a function in its form (numba calls it
 /// once per thread).
@@ -45,15 +45,7 @@ fn run(
         cluster: None,
         cooperative,
     };
-    common::in_both_forms(&ptx, block, |module| {
-        let out = DeviceBuffer::zeroed(words * 4).unwrap();
-        module
-            .kernel("k")
-            .unwrap()
-            .launch_with(&config, &[Arg::buffer(&out)])
-            .map_err(|e| e.to_string())?;
-        Ok(out.to_vec())
-    })
+    common::out_in_both_forms(&ptx, &config, &vec![0; words])
 }
 
 /// Each thread stores `%g + 1`, synchronizes the grid, and reads the value of thread

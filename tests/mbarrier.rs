@@ -3,8 +3,6 @@
 
 mod common;
 
-use ptxjit::{Arg, DeviceBuffer};
-
 const HEAD: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
 
 /// Kernel `k(.param .u64 out)` with a shared `bar` (.b64) and `sh` (64 × u32): `body` runs
@@ -25,15 +23,7 @@ fn run_on(body: &str, threads: u32, words: &[u32]) -> Result<Vec<u32>, String> {
          mov.u32 %bar, bar;\nmov.u32 %sh, sh;\nmul.wide.u32 %rd7, %t, 4;\nadd.s64 %o, %out, %rd7;\n\
          {body}\nret;\n}}\n"
     );
-    common::in_both_forms(&ptx, threads, |module| {
-        let out = DeviceBuffer::from_slice(words).unwrap();
-        module
-            .kernel("k")
-            .unwrap()
-            .launch(1, threads, &[Arg::buffer(&out)])
-            .map_err(|e| e.to_string())?;
-        Ok(out.to_vec())
-    })
+    common::out_in_both_forms(&ptx, &common::plain_launch(1, threads), words)
 }
 
 /// Thread 0 initializes `bar` for `count` arrivals; everyone passes a barrier after it.

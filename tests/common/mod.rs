@@ -226,3 +226,37 @@ pub fn in_both_forms<T: PartialEq + std::fmt::Debug>(
     );
     one_thread
 }
+
+/// A launch of `grid` blocks of `block` threads, no dynamic shared memory, no clusters.
+#[allow(dead_code)]
+pub fn plain_launch(
+    grid: impl Into<ptxjit::Dim3>,
+    block: impl Into<ptxjit::Dim3>,
+) -> ptxjit::LaunchConfig {
+    ptxjit::LaunchConfig {
+        grid: grid.into(),
+        block: block.into(),
+        dynamic_shared_bytes: 0,
+        cluster: None,
+        cooperative: false,
+    }
+}
+
+/// Launches kernel `k(.param .u64 out)` of `ptx` with `config` in both forms
+/// ([`in_both_forms`]), `out` a buffer that starts as `initial`; returns it after the launch.
+#[allow(dead_code)]
+pub fn out_in_both_forms(
+    ptx: &str,
+    config: &ptxjit::LaunchConfig,
+    initial: &[u32],
+) -> Result<Vec<u32>, String> {
+    in_both_forms(ptx, config.block.x, |module| {
+        let out = DeviceBuffer::from_slice(initial).unwrap();
+        module
+            .kernel("k")
+            .unwrap()
+            .launch_with(config, &[Arg::buffer(&out)])
+            .map_err(|e| e.to_string())?;
+        Ok(out.to_vec())
+    })
+}

@@ -37,8 +37,8 @@ use crate::sync::frame;
 enum Held {
     /// Lane 0's value, and the stride between lanes (0: the same in every lane).
     Once(Value, i64),
-    /// Stored at this offset of the area, a lane after another.
-    Area(i32),
+    /// Stored in the area (its address) at this offset, a lane after another.
+    Area(Value, i32),
 }
 
 /// The cooperative part of a kernel's group code.
@@ -445,6 +445,7 @@ impl Translator<'_, '_> {
     fn hold_lanes(&mut self, regs: &[u32]) -> Vec<Held> {
         let width = self.lanes.as_ref().expect("grouped").width as i32;
         let area = self.coop_area();
+        let base = self.b.ins().stack_addr(types::I64, area, 0);
         regs.iter()
             .enumerate()
             .map(|(j, &r)| {
@@ -457,11 +458,12 @@ impl Translator<'_, '_> {
                         Held::Once(self.b.use_var(scalar), stride)
                     }
                     _ => {
+                        let at = j as i32 * width * 8;
                         for (c, v) in self.lane_vectors(r).into_iter().enumerate() {
-                            let at = j as i32 * width * 8 + 16 * c as i32;
-                            self.b.ins().stack_store(types::I64, v, area, at);
+                            let flags = MemFlagsData::trusted();
+                            self.b.ins().store(flags, v, base, at + 16 * c as i32);
                         }
-                        Held::Area(j as i32 * width * 8)
+                        Held::Area(base, at)
                     }
                 }
             })
@@ -478,9 +480,7 @@ impl Translator<'_, '_> {
                 let step = self.b.ins().imul_imm_s(lane, stride);
                 self.b.ins().iadd(x, step)
             }
-            Held::Area(at) => {
-                let area = self.coop_area();
-                let base = self.b.ins().stack_addr(types::I64, area, 0);
+            Held::Area(base, at) => {
                 let off = self.b.ins().imul_imm_s(lane, ty.bytes() as i64);
                 let p = self.b.ins().iadd(base, off);
                 self.b.ins().load(ty, MemFlagsData::trusted(), p, at)
