@@ -326,6 +326,35 @@ fn lanes_that_reach_a_shuffle_apart_go_on_alone_and_regroup_at_the_next_barrier(
 }
 
 #[test]
+fn a_block_reduction_with_a_lane_of_each_warp_between_shuffles_and_a_barrier() {
+    // nvcc's: each warp sums by shuffles (the full membermask in a register), its lane 0
+    // stores the sum, and after the barrier warp 0 sums the warps' sums, its lanes past the
+    // warps' count with 0. Lanes of a group that skip the store or the load do not wait.
+    let down = |r: &str| {
+        [16, 8, 4, 2, 1]
+            .map(|d| {
+                format!("shfl.sync.down.b32 %r5, {r}, {d}, 31, %r13;\nadd.u32 {r}, {r}, %r5;\n")
+            })
+            .concat()
+    };
+    let body = format!(
+        "mov.u32 %r13, -1;\nshr.u32 %r3, %t, 5;\nmad.lo.u32 %r4, %t, 3, 1;\n{}\
+         setp.ne.u32 %p1, %lane, 0;\n@%p1 bra STORED;\nshl.b32 %r6, %r3, 2;\nmov.u32 %r7, sums;\n\
+         add.u32 %r7, %r7, %r6;\nst.shared.u32 [%r7], %r4;\nSTORED:\nbar.sync 0;\n\
+         setp.ne.u32 %p2, %r3, 0;\n@%p2 bra END;\nmov.u32 %r8, 0;\nshr.u32 %r9, %n, 5;\n\
+         setp.ge.u32 %p3, %lane, %r9;\n@%p3 bra LOADED;\nshl.b32 %r6, %lane, 2;\n\
+         mov.u32 %r7, sums;\nadd.u32 %r7, %r7, %r6;\nld.shared.u32 %r8, [%r7];\nLOADED:\n{}\
+         @%p1 bra END;\nmul.wide.u32 %rd1, %ctaid.x, 4;\nadd.s64 %rd1, %out, %rd1;\n\
+         st.global.u32 [%rd1], %r8;\nEND:",
+        down("%r4"),
+        down("%r8")
+    );
+    let got = run(".shared .align 4 .b32 sums[8];", &body, 2, 2, 256).unwrap();
+    let sum: u32 = (0..256).map(|t| 3 * t + 1).sum();
+    assert_eq!(got, [sum, sum]);
+}
+
+#[test]
 fn votes_ballot_and_match_over_a_warp() {
     let got = run(
         "",

@@ -100,6 +100,45 @@ fn lanes_that_disagree_at_a_branch_continue_one_by_one() {
 }
 
 #[test]
+fn lanes_that_skip_a_few_instructions_leave_them_to_the_others_under_a_mask() {
+    // Threads not a multiple of 4 skip seven instructions: the lanes that do not run them
+    // under a mask (a register live after them, read or only written, a guarded add, a
+    // store), or in every lane where what they write is dead after them (the lane-affine
+    // `%r10`, the uniform `%r11`).
+    let ptx = kernel(
+        "and.b32 %r7, %r4, 3;\nsetp.ne.u32 %p2, %r7, 0;\nand.b32 %r5, %r4, 4;\n\
+         setp.ne.u32 %p3, %r5, 0;\nmov.u32 %r8, %r4;\nmov.u32 %r6, 3;\n@%p2 bra SKIP;\n\
+         mad.lo.s32 %r10, %r4, 3, %r9;\nadd.u32 %r8, %r8, %r10;\n@%p3 add.u32 %r8, %r8, 1000;\n\
+         ld.param.u32 %r11, [n];\nadd.u32 %r8, %r8, %r11;\nld.global.u32 %r6, [%rd3];\n\
+         st.global.u32 [%rd3], 7;\n\
+         SKIP:\nadd.u32 %r8, %r8, %r6;\natom.global.add.u32 %r12, [%rd3], %r8;\nret;",
+    );
+    let n = 5;
+    let expected: Vec<u32> = (0..256u32)
+        .map(|t| match t % 4 {
+            0 => 7 + t + (3 * t + n) + if t & 4 != 0 { 1000 } else { 0 } + n,
+            _ => t + 3,
+        })
+        .collect();
+    check_all_modes(&ptx, 2, [128, 1, 1], n, &expected);
+}
+
+#[test]
+fn lanes_that_skip_a_write_to_a_register_kept_once_for_the_group_go_on_one_by_one() {
+    // After the branch, `%r11` (uniform before it) and `%r10` (lane-affine) differ between
+    // the lanes that took it and the others: no form of the group's holds them.
+    let ptx = kernel(
+        "mov.u32 %r11, 5;\nmov.u32 %r10, %r4;\nand.b32 %r7, %r4, 3;\nsetp.ne.u32 %p2, %r7, 0;\n\
+         @%p2 bra SKIP;\nmov.u32 %r11, 77;\nadd.u32 %r10, %r4, 100;\n\
+         SKIP:\nadd.u32 %r8, %r10, %r11;\nst.global.u32 [%rd3], %r8;\nret;",
+    );
+    let expected: Vec<u32> = (0..256u32)
+        .map(|t| if t % 4 == 0 { t + 177 } else { t + 5 })
+        .collect();
+    check_all_modes(&ptx, 2, [128, 1, 1], 0, &expected);
+}
+
+#[test]
 fn lanes_that_exit_early_leave_the_others_running() {
     // Threads at or past n exit (the usual bounds check); multiples of 3 return early.
     let ptx = kernel(

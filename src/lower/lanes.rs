@@ -18,6 +18,9 @@
 //! live registers of every lane are spilled to a stack area and each lane continues alone in
 //! the function's ordinary one-thread code from its own target, one lane after another; then
 //! the next group starts. So divergence costs a spill and scalar speed, never correctness.
+//! Except where a forward branch skips a few instructions without control flow (`if (lane ==
+//! 0) ...`): the lanes that do not take it run them under a mask, and the group goes on
+//! together from the branch's target (`Translator::masks_skipped`).
 //!
 //! Used for `.entry` kernels without calls, per-thread memory (`.local`) or warp matrix
 //! products (`mma`, `wgmma`, `stmatrix`), when `ntid.x` is a multiple of the [`width`] (checked at launch: other blocks
@@ -52,6 +55,10 @@ mod coop;
 /// long to compile at 32 (Triton's `add`: 58 → 134 ms), where the second tier must repay its
 /// compile quickly.
 const FEW_LANE_BY_LANE: usize = 8;
+
+/// The most instructions a divergent forward branch may skip for the lanes that do not take
+/// it to run them under a mask ([`Translator::masks_skipped`]): each runs lane by lane.
+const MASKED_SKIP: usize = 12;
 
 /// The widest group that may diverge: a divergence mask is one `i64`.
 pub const WIDEST: usize = 64;
@@ -103,13 +110,12 @@ fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>, wide: bool)
                 && !super::simd::may_have_vector_form(i)
         })
         .count();
-    if lane_by_lane > FEW_LANE_BY_LANE {
-        // (Warp collectives computed in a group of whole warps end no round: Triton's layer
-        // norm, 30 lane by lane, 152 → 87–100 ms at 32, 94 at 64.)
-        match allows(32) && f.body.iter().flatten().any(super::simd::warp::in_group) {
-            true => 32,
-            false => 16,
-        }
+    // (A group of one warp: nvcc's reductions branch on the warp's index, which a wider
+    // group's lanes disagree on. nvcc's dot product, 16.4 → 6.4 ms at 32.)
+    if allows(32) && f.body.iter().flatten().any(super::simd::warp::in_group) {
+        32
+    } else if lane_by_lane > FEW_LANE_BY_LANE {
+        16
     } else if wide && allows(WIDE) && widens_given(f, uniform) {
         WIDE
     } else if allows(WIDEST) {
@@ -290,6 +296,50 @@ pub fn uniform_registers(f: &Function) -> Vec<bool> {
     uniform
 }
 
+/// Registers whose every write is an unguarded `mov` of one integer immediate: that value,
+/// known when the kernel is compiled (a read before the write reads an undefined value).
+/// nvcc passes a warp collective's full membermask so (`mov.u32 %r13, -1`), which the
+/// group then computes without a test ([`simd::warp`](super::simd::warp)).
+pub fn constant_registers(f: &Function) -> Vec<Option<u64>> {
+    use crate::frontend::ast::Immediate;
+    // (None: not written yet; Some(None): not a constant.)
+    let mut known: Vec<Option<Option<u64>>> = vec![None; f.regs.len()];
+    for inst in f.body.iter().flatten() {
+        let value = match (&inst.op, inst.args.as_slice(), &inst.guard) {
+            (Op::Mov(_), [Arg::Reg(_), Arg::Imm(Immediate::Int(x))], None) => Some(*x),
+            _ => None,
+        };
+        for d in super::liveness::destinations(inst) {
+            let k = &mut known[d as usize];
+            *k = match *k {
+                None => Some(value),
+                Some(v) if v == value => Some(v),
+                Some(_) => Some(None),
+            };
+        }
+    }
+    known.into_iter().map(Option::flatten).collect()
+}
+
+/// Whether `inst` only computes its registers from its operands: no memory, no fault, no
+/// effect on other threads (so it may run in lanes whose control flow skips it, where
+/// those registers are dead).
+fn has_no_effects(inst: &checked::Inst) -> bool {
+    matches!(
+        inst.op,
+        Op::Mov(_)
+            | Op::MovVec { .. }
+            | Op::Cvt { .. }
+            | Op::CvtNarrow(_)
+            | Op::Int { .. }
+            | Op::Float { .. }
+            | Op::Setp { .. }
+            | Op::Set { .. }
+            | Op::Selp(_)
+            | Op::Cvta { .. }
+    )
+}
+
 /// Whether `inst` computes the same value in every lane of a group, its sources being
 /// `uniform` registers: an operation without side effects on no per-lane special register,
 /// or a load through the same address in every lane (the lanes of a group load at once, as
@@ -407,6 +457,16 @@ pub(super) fn polls_for_handover(f: &Function) -> bool {
     eligible(f) && !super::sync::is_cooperative(f) && loop_positions(f).contains(&true)
 }
 
+/// How the group code holds a register's lanes where a loop over the lanes reads them
+/// ([`Translator::hold_lanes`]).
+#[derive(Clone, Copy)]
+enum Held {
+    /// Lane 0's value, and the stride between lanes (0: the same in every lane).
+    Once(ir::Value, i64),
+    /// In memory from this address plus this offset, a lane after another.
+    Area(ir::Value, i32),
+}
+
 /// Translation state of the group code.
 pub(super) struct Lanes {
     /// Each register's vectors over the lanes (none for a uniform or a derived register, or
@@ -417,6 +477,8 @@ pub(super) struct Lanes {
     /// runs lane by lane.
     pub(super) scalars: Vec<Variable>,
     pub(super) uniform: Vec<bool>,
+    /// Each register's value where it is a constant ([`constant_registers`]).
+    pub(super) constants: Vec<Option<u64>>,
     /// Each lane-affine register's stride (`affine`): its scalar in `scalars` holds lane 0's
     /// value between instructions, beside its vectors. A 32-bit one has no vectors of its
     /// own ([`derived`](Self::derived)).
@@ -466,6 +528,9 @@ pub(super) struct Lanes {
     runs: super::simd::runs::Runs,
     /// A cooperative kernel's resume points and group end (`coop`).
     coop: Option<coop::CoopLanes>,
+    /// Where a loop over the lanes finds registers' lanes ([`Translator::hold_lanes`]),
+    /// once made.
+    held_area: Option<StackSlot>,
     /// The one-thread code's start ([`Translator::choose_groups`]).
     thread_start: Option<Block>,
 }
@@ -560,6 +625,7 @@ impl Lanes {
         });
         Lanes {
             coop,
+            held_area: None,
             thread_start: None,
             runs,
             width,
@@ -568,6 +634,7 @@ impl Lanes {
             vectors,
             scalars,
             uniform,
+            constants: constant_registers(f),
             strides,
             derived,
             in_range,
@@ -837,7 +904,12 @@ impl Translator<'_, '_> {
                 self.b.seal_block(diverge);
                 self.b.seal_block(cont);
                 self.b.switch_to_block(diverge);
-                self.diverge(mask, to, pos + 1);
+                match to.and_then(|t| Some((t, self.masks_skipped(pos, t)?))) {
+                    Some((target, masked)) => {
+                        self.run_skipped_masked(mask, pos, target, &masked)?;
+                    }
+                    None => self.diverge(mask, to, pos + 1)?,
+                }
                 self.b.switch_to_block(cont);
                 Ok(false)
             }
@@ -883,6 +955,75 @@ impl Translator<'_, '_> {
         }
     }
 
+    /// Where the group's lanes disagree at the forward branch at `pos` to `target`, whether
+    /// the lanes that do not take it run the instructions it skips under a mask and the
+    /// group goes on at `target` together ([`run_skipped_masked`]), rather than each lane
+    /// alone up to the next sync point ([`diverge`]): nvcc's `if (lane == 0) ...` before a
+    /// barrier or shuffles. So where the skipped instructions are a few, without control
+    /// flow, cooperation or a run of accesses (`simd::runs`); for each, whether it runs
+    /// under the mask (lane by lane) or for every lane: one without side effects whose
+    /// registers are dead at `target` may run in every lane (so lane-affine and uniform
+    /// ones keep their form); any other runs under the mask, and must not write a register
+    /// the group keeps once for its lanes.
+    ///
+    /// [`run_skipped_masked`]: Self::run_skipped_masked
+    /// [`diverge`]: Self::diverge
+    fn masks_skipped(&self, pos: usize, target: usize) -> Option<Vec<bool>> {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let body = self.func.body.as_deref().unwrap_or(&[]);
+        let skipped = pos + 1..target;
+        if target <= pos || skipped.len() > MASKED_SKIP || target > body.len() {
+            return None;
+        }
+        let live = lanes.live.at(target);
+        skipped
+            .map(|p| {
+                let inst = &body[p];
+                let control = matches!(inst.op, Op::Bra | Op::Ret | Op::Exit | Op::Trap);
+                let in_run = lanes.runs.deferred[p] || lanes.runs.at_last.contains_key(&p);
+                if control || inst.op.cooperates() || in_run {
+                    return None;
+                }
+                let defs = super::liveness::destinations(inst);
+                let dead = defs.iter().all(|d| !live.contains(d));
+                let kept_once =
+                    |d: &u32| lanes.uniform[*d as usize] || lanes.strides[*d as usize].is_some();
+                match () {
+                    _ if dead && (has_no_effects(inst) || self.is_uniform(inst)) => Some(false),
+                    _ if defs.iter().any(kept_once) => None,
+                    _ => Some(true),
+                }
+            })
+            .collect()
+    }
+
+    /// The instructions a divergent forward branch at `pos` to `target` skips, in the lanes
+    /// that do not take it (`taken`: those that do, an `i64` mask), each under that mask
+    /// where `masked` says so (see [`masks_skipped`](Self::masks_skipped)), then on to
+    /// `target`'s group code. Ends the current block.
+    fn run_skipped_masked(
+        &mut self,
+        taken: ir::Value,
+        pos: usize,
+        target: usize,
+        masked: &[bool],
+    ) -> LResult {
+        let every_lane = self.every_lane();
+        let only = self.b.ins().bxor_imm_u(taken, every_lane);
+        let body = self.func.body.as_deref().expect("defined");
+        for (p, &masked) in (pos + 1..target).zip(masked) {
+            let inst = &body[p];
+            if masked {
+                self.masked_lane_by_lane(inst, only)?;
+            } else {
+                self.group_instruction(inst, p)?;
+            }
+        }
+        let blk = self.lanes.as_ref().expect("grouped").labels[&target];
+        self.b.ins().jump(blk, &[]);
+        Ok(())
+    }
+
     /// The lanes where varying guard `g` holds, as a bit mask (lane k: bit k).
     pub(super) fn guard_lanes(&mut self, g: checked::Guard) -> ir::Value {
         let p = self.lanes.as_ref().expect("grouped").vectors[g.reg as usize].clone();
@@ -919,17 +1060,28 @@ impl Translator<'_, '_> {
     /// registers it reads or may write are taken out of their vectors, and the registers it
     /// writes put back.
     pub(super) fn lane_by_lane(&mut self, inst: &checked::Inst) -> LResult {
-        self.each_lane(inst, false)
+        self.each_lane(inst, false, None)
     }
 
     /// [`lane_by_lane`](Self::lane_by_lane) as a loop over the lanes: the instruction's code
     /// once instead of once a lane, for the cold paths (a vector access whose range failed its
     /// checks), where compile time matters and speed does not.
     pub(super) fn lane_by_lane_looped(&mut self, inst: &checked::Inst) -> LResult {
-        self.each_lane(inst, true)
+        self.each_lane(inst, true, None)
     }
 
-    fn each_lane(&mut self, inst: &checked::Inst, looped: bool) -> LResult {
+    /// `inst` lane by lane, in a loop, in the lanes of mask `only` (an `i64`, lane k: bit
+    /// k); the others keep their registers, as where a guard fails.
+    fn masked_lane_by_lane(&mut self, inst: &checked::Inst, only: ir::Value) -> LResult {
+        self.each_lane(inst, true, Some(only))
+    }
+
+    fn each_lane(
+        &mut self,
+        inst: &checked::Inst,
+        looped: bool,
+        only: Option<ir::Value>,
+    ) -> LResult {
         let lanes = self.lanes.as_ref().expect("grouped");
         let varying = |regs: Vec<u32>| -> Vec<u32> {
             let mut regs: Vec<u32> = regs
@@ -949,7 +1101,7 @@ impl Translator<'_, '_> {
         // (`liveness` treats an unguarded write as the end of the old value too).
         let needed: Vec<bool> = touched
             .iter()
-            .map(|r| read.contains(r) || inst.guard.is_some())
+            .map(|r| read.contains(r) || inst.guard.is_some() || only.is_some())
             .collect();
         let (first, tid, spill, width) = (lanes.first, lanes.tid, lanes.spill, lanes.width);
         // Through memory: every vector stored once, each lane's values loaded as scalars, its
@@ -1001,10 +1153,26 @@ impl Translator<'_, '_> {
             let k = k_value(t);
             let x = t.b.ins().iadd(x, k);
             t.b.def_var(tid[0], x);
+            // (A lane outside `only` skips the instruction: its registers go back as read.)
+            let skip = only.map(|only| {
+                let k = t.b.ins().uextend(types::I64, k);
+                let bit = t.b.ins().ushr(only, k);
+                let bit = t.b.ins().band_imm_u(bit, 1);
+                let (run, skip) = (t.b.create_block(), t.b.create_block());
+                t.b.ins().brif(bit, run, &[], skip, &[]);
+                t.b.seal_block(run);
+                t.b.switch_to_block(run);
+                skip
+            });
             t.enter_scalars();
             let r = t.instruction(inst, &[]);
             t.enter_scalars();
             r?;
+            if let Some(skip) = skip {
+                t.b.ins().jump(skip, &[]);
+                t.b.seal_block(skip);
+                t.b.switch_to_block(skip);
+            }
             for (i, &r) in touched.iter().enumerate() {
                 if written.contains(&r) {
                     let scalar = t.lanes.as_ref().expect("grouped").scalars[r as usize];
@@ -1175,6 +1343,81 @@ impl Translator<'_, '_> {
         let x = self.b.use_var(first);
         self.b.def_var(tid, x);
         Ok(results)
+    }
+
+    /// How the group holds each of `regs`, for [`held_lane`](Self::held_lane): kept once
+    /// (lane 0's value and the stride), in its home, or, for a register with vectors, its
+    /// lanes stored in the area ([`lanes_area`](Self::lanes_area)) at the register's place
+    /// in `regs`.
+    fn hold_lanes(&mut self, regs: &[u32]) -> Vec<Held> {
+        let width = self.lanes.as_ref().expect("grouped").width as i32;
+        let area = self.lanes_area(regs.len());
+        let base = self.b.ins().stack_addr(types::I64, area, 0);
+        regs.iter()
+            .enumerate()
+            .map(|(j, &r)| {
+                let lanes = self.lanes.as_ref().expect("grouped");
+                let scalar = lanes.scalars[r as usize];
+                let i = r as usize;
+                match (lanes.uniform[i], lanes.derived[i], lanes.homes[i]) {
+                    (true, _, _) => Held::Once(self.b.use_var(scalar), 0),
+                    (_, true, _) => {
+                        let stride = lanes.strides[i].expect("lane-affine");
+                        Held::Once(self.b.use_var(scalar), stride)
+                    }
+                    (_, _, Some(home)) => Held::Area(self.helper_addr(home), 0),
+                    _ => {
+                        let at = j as i32 * width * 8;
+                        for (c, v) in self.lane_vectors(r).into_iter().enumerate() {
+                            let flags = MemFlagsData::trusted();
+                            self.b.ins().store(flags, v, base, at + 16 * c as i32);
+                        }
+                        Held::Area(base, at)
+                    }
+                }
+            })
+            .collect()
+    }
+
+    /// Register `r`'s value in `lane` (an `i64`), held as `h` ([`hold_lanes`](Self::hold_lanes)).
+    fn held_lane(&mut self, r: u32, h: Held, lane: ir::Value) -> ir::Value {
+        let ty = self.func.regs[r as usize].ty.ir_type();
+        match h {
+            Held::Once(x, 0) => x,
+            Held::Once(x, stride) => {
+                let lane = self.coerce(lane, ty, false);
+                let step = self.b.ins().imul_imm_s(lane, stride);
+                self.b.ins().iadd(x, step)
+            }
+            Held::Area(base, at) => {
+                let off = self.b.ins().imul_imm_s(lane, ty.bytes() as i64);
+                let p = self.b.ins().iadd(base, off);
+                self.b.ins().load(ty, MemFlagsData::trusted(), p, at)
+            }
+        }
+    }
+
+    /// The stack area where registers' lanes pass between vectors and a loop over the
+    /// lanes, with room for `regs` registers (eight bytes a lane each): one slot, grown to
+    /// the most any use asks.
+    fn lanes_area(&mut self, regs: usize) -> StackSlot {
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let bytes = (regs.max(1) * lanes.width * 8) as u32;
+        let area = match lanes.held_area {
+            Some(area) => area,
+            None => {
+                let area = self.b.create_sized_stack_slot(StackSlotData::new(
+                    StackSlotKind::ExplicitSlot,
+                    bytes,
+                    4,
+                ));
+                self.lanes.as_mut().expect("grouped").held_area = Some(area);
+                area
+            }
+        };
+        let slot = &mut self.b.func.sized_stack_slots[area];
+        slot.size = slot.size.max(bytes);
+        area
     }
 
     /// Lane `k`'s value of register `r`.
@@ -1357,7 +1600,7 @@ impl Translator<'_, '_> {
 
     /// The group disagrees at a branch: spill the lanes, then run them one by one from
     /// `taken` (a position; `None` = the lane is finished) or `fallthrough`.
-    fn diverge(&mut self, mask: ir::Value, taken: Option<usize>, fallthrough: usize) {
+    fn diverge(&mut self, mask: ir::Value, taken: Option<usize>, fallthrough: usize) -> LResult {
         let lanes = self.lanes.as_ref().expect("grouped");
         let (area, frame_bytes, width) = (lanes.area, lanes.frame_bytes, lanes.width);
         let mut live: Vec<u32> = lanes.live.at(fallthrough).to_vec();
@@ -1371,13 +1614,19 @@ impl Translator<'_, '_> {
         let scalar_fall = lanes.scalar[&fallthrough];
         let site = lanes.resume_blocks.len();
         self.b.ins().stack_store(types::I64, mask, area, MASK);
-        for k in 0..width {
-            for &r in &live {
-                let v = self.lane_value(r, k);
-                let off = FRAMES + k as i32 * frame_bytes + slots[r as usize];
-                self.b.ins().stack_store(types::I64, v, area, off);
+        // (A loop over the lanes: code proportional to the live registers.)
+        let held = self.hold_lanes(&live);
+        let frames = self.b.ins().stack_addr(types::I64, area, FRAMES);
+        self.counted_loop(types::I64, width as i64, 1, |t, k| {
+            let offset = t.b.ins().imul_imm_s(k, frame_bytes as i64);
+            let frame = t.b.ins().iadd(frames, offset);
+            for (&r, &h) in live.iter().zip(&held) {
+                let v = t.held_lane(r, h, k);
+                let flags = MemFlagsData::trusted();
+                t.b.ins().store(flags, v, frame, slots[r as usize]);
             }
-        }
+            Ok(())
+        })?;
         // One resume block per site, a loop over the lanes (the lane to run next is in the
         // area): code proportional to the live registers, not to them times the lanes.
         let resume = self.b.create_block();
@@ -1435,6 +1684,7 @@ impl Translator<'_, '_> {
                 self.b.ins().jump(scalar_fall, &[]);
             }
         }
+        Ok(())
     }
 }
 
@@ -1561,6 +1811,37 @@ mod tests {
         // Nor does a group helper outside a loop.
         let once = "fma.rn.f16x2 %r2, %r2, %r2, %r2;";
         assert_eq!(wide_width_for(once, Some(256), true), 64);
+    }
+
+    #[test]
+    fn a_kernel_with_warp_collectives_runs_a_warp_a_group() {
+        let shfl = "shfl.sync.bfly.b32 %r2, %r1, 1, 31, -1;\n";
+        assert_eq!(width_for(shfl, Some(256)), 32);
+        // However many instructions run lane by lane.
+        let many = "cvt.sat.u64.s32 %rd2, %r1;\n".repeat(super::FEW_LANE_BY_LANE + 1);
+        assert_eq!(width_for(&format!("{many}{shfl}"), Some(256)), 32);
+        // Blocks of 16 hold no warp.
+        assert_eq!(width_for(shfl, Some(48)), 16);
+    }
+
+    #[test]
+    fn a_register_only_ever_given_one_immediate_is_a_constant() {
+        let text = ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 p)\n{\n.reg .b32 %r<6>;\n.reg .pred %q;\n\
+             mov.u32 %r1, -1;\nmov.u32 %r1, -1;\n\
+             mov.u32 %r2, 1;\nmov.u32 %r2, 2;\n\
+             mov.u32 %r3, %r1;\n\
+             setp.eq.u32 %q, %r3, 0;\n@%q mov.u32 %r4, 7;\n\
+             mov.u32 %r5, 7;\nadd.u32 %r5, %r5, 1;\nret;\n}\n";
+        let m = crate::kernel::check_ptx("t.ptx", text).expect("valid");
+        let f = &m.functions[0];
+        let constants = super::constant_registers(f);
+        let of = |name: &str| constants[f.regs.iter().position(|r| r.name == name).unwrap()];
+        assert_eq!(of("%r1"), Some(u64::MAX), "the same immediate twice");
+        assert_eq!(of("%r2"), None, "two immediates");
+        assert_eq!(of("%r3"), None, "a register's value");
+        assert_eq!(of("%r4"), None, "a guarded move");
+        assert_eq!(of("%r5"), None, "written by another instruction too");
     }
 
     #[test]

@@ -32,15 +32,6 @@ use crate::lower::simd::warp::Members;
 use crate::lower::{LResult, Translator};
 use crate::sync::frame;
 
-/// How the group code holds a register's lanes ([`Translator::hold_lanes`]).
-#[derive(Clone, Copy)]
-enum Held {
-    /// Lane 0's value, and the stride between lanes (0: the same in every lane).
-    Once(Value, i64),
-    /// Stored in the area (its address) at this offset, a lane after another.
-    Area(Value, i32),
-}
-
 /// The cooperative part of a kernel's group code.
 pub(in crate::lower) struct CoopLanes {
     /// Per sync point, the group code after it, where a group whose lanes all wait there
@@ -51,8 +42,6 @@ pub(in crate::lower) struct CoopLanes {
     alone_site: usize,
     /// Where a group ends: every lane marked finished, then the next group.
     done: Block,
-    /// Where registers' lanes pass between vectors and frames ([`Translator::coop_area`]).
-    area: Option<ir::StackSlot>,
 }
 
 impl CoopLanes {
@@ -72,7 +61,6 @@ impl CoopLanes {
                 .collect(),
             alone_site,
             done: b.create_block(),
-            area: None,
         }
     }
 }
@@ -234,7 +222,7 @@ impl Translator<'_, '_> {
             Some(k) if saves_as_group(inst) => k,
             _ => {
                 let none = self.b.ins().iconst(types::I64, 0);
-                self.diverge(none, None, pos);
+                self.diverge(none, None, pos)?;
                 return Ok(true);
             }
         };
@@ -376,7 +364,7 @@ impl Translator<'_, '_> {
             .filter(|&(&r, s)| *s != Some(0) && !lanes.derived[r as usize])
             .map(|(&r, _)| r)
             .collect();
-        let area = self.coop_area();
+        let area = self.lanes_area(vectored.len());
         let base = self.b.ins().stack_addr(types::I64, area, 0);
         self.each_frame(frame0, |t, lane, f| {
             for (j, &r) in vectored.iter().enumerate() {
@@ -437,81 +425,6 @@ impl Translator<'_, '_> {
             each(t, lane, f);
             Ok(())
         })
-    }
-
-    /// How the group holds each of `regs`, for [`held_lane`](Self::held_lane): kept once
-    /// (lane 0's value and the stride), or, for a register with vectors, its lanes stored in
-    /// the area ([`coop_area`](Self::coop_area)) at the register's place in `regs`.
-    fn hold_lanes(&mut self, regs: &[u32]) -> Vec<Held> {
-        let width = self.lanes.as_ref().expect("grouped").width as i32;
-        let area = self.coop_area();
-        let base = self.b.ins().stack_addr(types::I64, area, 0);
-        regs.iter()
-            .enumerate()
-            .map(|(j, &r)| {
-                let lanes = self.lanes.as_ref().expect("grouped");
-                let scalar = lanes.scalars[r as usize];
-                match (lanes.uniform[r as usize], lanes.derived[r as usize]) {
-                    (true, _) => Held::Once(self.b.use_var(scalar), 0),
-                    (_, true) => {
-                        let stride = lanes.strides[r as usize].expect("lane-affine");
-                        Held::Once(self.b.use_var(scalar), stride)
-                    }
-                    _ => {
-                        let at = j as i32 * width * 8;
-                        for (c, v) in self.lane_vectors(r).into_iter().enumerate() {
-                            let flags = MemFlagsData::trusted();
-                            self.b.ins().store(flags, v, base, at + 16 * c as i32);
-                        }
-                        Held::Area(base, at)
-                    }
-                }
-            })
-            .collect()
-    }
-
-    /// Register `r`'s value in `lane` (an `i64`), held as `h` ([`hold_lanes`](Self::hold_lanes)).
-    fn held_lane(&mut self, r: u32, h: Held, lane: Value) -> Value {
-        let ty = self.func.regs[r as usize].ty.ir_type();
-        match h {
-            Held::Once(x, 0) => x,
-            Held::Once(x, stride) => {
-                let lane = self.coerce(lane, ty, false);
-                let step = self.b.ins().imul_imm_s(lane, stride);
-                self.b.ins().iadd(x, step)
-            }
-            Held::Area(base, at) => {
-                let off = self.b.ins().imul_imm_s(lane, ty.bytes() as i64);
-                let p = self.b.ins().iadd(base, off);
-                self.b.ins().load(ty, MemFlagsData::trusted(), p, at)
-            }
-        }
-    }
-
-    /// The stack area where a sync point's registers' lanes pass between vectors and
-    /// frames: eight bytes a lane for the most registers any sync point saves.
-    fn coop_area(&mut self) -> ir::StackSlot {
-        if let Some(area) = self.coop_lanes().area {
-            return area;
-        }
-        let most = self
-            .coop
-            .as_ref()
-            .expect("cooperative")
-            .saved
-            .iter()
-            .map(Vec::len)
-            .max();
-        let width = self.lanes.as_ref().expect("grouped").width;
-        let bytes = (most.unwrap_or(0).max(1) * width * 8) as u32;
-        let area = self.b.create_sized_stack_slot(ir::StackSlotData::new(
-            ir::StackSlotKind::ExplicitSlot,
-            bytes,
-            4,
-        ));
-        let lanes = self.lanes.as_mut().expect("grouped");
-        lanes.coop.as_mut().expect("cooperative").area = Some(area);
-        area
     }
 
     /// Each lane's results of sync point `inst` from its frame (`sync_results`, as one

@@ -108,6 +108,12 @@ impl Translator<'_, '_> {
         };
         match mask {
             Arg::Imm(Immediate::Int(m)) if *m as u32 == u32::MAX => Some(Members::Known),
+            Arg::Reg(r)
+                if self.lanes.as_ref().expect("grouped").constants[*r as usize]
+                    .is_some_and(|m| m as u32 == u32::MAX) =>
+            {
+                Some(Members::Known)
+            }
             Arg::Reg(r) if self.is_uniform_reg(*r) => Some(Members::InRegister(mask)),
             _ => None,
         }
