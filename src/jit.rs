@@ -636,9 +636,11 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         let Some(&id) = ids.get(&fi) else { continue };
         let coop = lower::sync::is_cooperative(f).then(|| {
             let points = lower::sync::sync_points(f);
+            let layout = lower::sync::frame_layout(f);
             crate::sync::CoopKernel {
                 function: fi as u32,
-                frame_bytes: lower::sync::frame_layout(f).bytes,
+                frame_bytes: layout.bytes,
+                registers: crate::sync::frame::REGS as usize..layout.regs_end,
                 grid_wide: points
                     .iter()
                     .any(|p| p.kind == crate::sync::SyncKind::GridSync),

@@ -176,6 +176,10 @@ pub struct SyncPoint {
 pub struct CoopKernel {
     pub function: u32,
     pub frame_bytes: usize,
+    /// The registers' save slots in a frame: each thread writes those it reads there (a
+    /// sync point's save and restore take the same registers, those live after it), so
+    /// they need no zeroing between blocks (`ptxjit_runtime::Cooperation::written_first`).
+    pub registers: std::ops::Range<usize>,
     pub points: Vec<SyncPoint>,
     /// Bytes of static shared memory (the dynamic part follows them).
     pub static_shared: u32,

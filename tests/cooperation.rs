@@ -676,6 +676,24 @@ fn ldmatrix_on_shared_or_generic_addresses_and_mma_m16n8k16_multiply_a_tile() {
 }
 
 #[test]
+fn local_memory_read_before_it_is_written_reads_zero_in_every_block() {
+    // A thread adds to its local word before it ever stored there, in blocks that run one
+    // after another on the same workers (whose frames, and local memory in them, a block
+    // takes over from the one before): undefined on a GPU, the same in every run here.
+    let got = run(
+        "",
+        ".local .align 8 .b8 depot[8];\n.reg .b64 %SP;\nmov.u64 %SP, depot;\n\
+         ld.local.u32 %r1, [%SP];\nadd.u32 %r1, %r1, %t;\nst.local.u32 [%SP], %r1;\nbar.sync 0;\n\
+         ld.local.u32 %r2, [%SP];\nst.global.u32 [%o], %r2;",
+        64 * 64,
+        64,
+        64,
+    )
+    .unwrap();
+    assert_eq!(got, (0..64 * 64).map(|g| g % 64).collect::<Vec<u32>>());
+}
+
+#[test]
 fn local_memory_is_per_thread_across_barriers() {
     // Each thread fills its local array, waits at a barrier (the others fill theirs), then
     // reads its own values back.

@@ -400,6 +400,11 @@ pub struct Cooperation<'a> {
     pub header_bytes: usize,
     /// Bytes of saved state per thread.
     pub frame_bytes: usize,
+    /// The bytes of each frame the kernel writes before it reads them (the save slots of
+    /// its registers, which a thread fills where it waits and reads where it resumes): not
+    /// zeroed between units of blocks, which zeroes the rest (Triton's and nvcc's frames
+    /// are mostly slots: a fifth of nvcc's dot product's time went to zeroing them).
+    pub written_first: std::ops::Range<usize>,
     pub after_round: &'a AfterRound<'a>,
     /// The kernel has grid barriers: in a cooperative launch, all the blocks of the grid run
     /// their rounds together (one unit of work, in cluster order), and `after_round` sees
@@ -536,6 +541,29 @@ pub unsafe fn launch_scheduled(
 }
 
 /// Per worker: the shared memory, frames and contexts of the cluster it runs.
+/// Zeroes the headers and frames of a unit's blocks (`frames`, `block_words` a block) for
+/// its next blocks, but for each frame's part the kernel writes before it reads
+/// ([`Cooperation::written_first`]).
+fn clear_frames(frames: &mut [u64], c: &Cooperation, block_words: usize, threads: usize) {
+    let kept = &c.written_first;
+    if kept.is_empty() {
+        frames.fill(0);
+        return;
+    }
+    for block in frames.chunks_mut(block_words) {
+        // SAFETY: plain words seen as bytes, within the block's slice.
+        let bytes = unsafe {
+            std::slice::from_raw_parts_mut(block.as_mut_ptr() as *mut u8, block.len() * 8)
+        };
+        let (header, rest) = bytes.split_at_mut(c.header_bytes);
+        header.fill(0);
+        for frame in rest.chunks_mut(c.frame_bytes).take(threads) {
+            frame[..kept.start].fill(0);
+            frame[kept.end..].fill(0);
+        }
+    }
+}
+
 type Scratch = (Vec<Line>, Vec<u64>, Vec<BlockContext>);
 
 /// The grid itself (see [`launch_scheduled`]); stops early once `abort` is set. The unit of
@@ -592,7 +620,9 @@ unsafe fn run_grid(
         // Shared memory and frames start zeroed in every cluster, so results never depend on
         // scheduling.
         shared.iter_mut().for_each(|w| *w = Line::default());
-        frames.iter_mut().for_each(|w| *w = 0);
+        if let Some(c) = cooperation {
+            clear_frames(frames, c, frame_words, b.count() as usize);
+        }
         // The stack below this frame, minus the allowance, is the kernel's limit.
         let here = std::hint::black_box(&index) as *const u64 as u64;
         let cluster_shared = shared.as_mut_ptr() as *mut u8;

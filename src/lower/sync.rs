@@ -82,6 +82,8 @@ pub fn is_cooperative(f: &Function) -> bool {
 pub struct FrameLayout {
     /// Save slot of each register.
     pub regs: Vec<i32>,
+    /// Where the save slots end (they start at `frame::REGS`).
+    pub regs_end: usize,
     /// `.local` variables (index in `Function::vars` → offset): each thread needs its own,
     /// since threads interleave at synchronization points.
     pub locals: Vec<(usize, i32)>,
@@ -106,6 +108,7 @@ pub fn register_slots(f: &Function, start: i32) -> (Vec<i32>, i32) {
 
 pub fn frame_layout(f: &Function) -> FrameLayout {
     let (regs, mut off) = register_slots(f, frame::REGS);
+    let regs_end = off as usize;
     let mut locals = Vec::new();
     for (i, v) in f.vars.iter().enumerate() {
         // (`.param` variables too: a call's arguments may be stored before a sync point
@@ -119,6 +122,7 @@ pub fn frame_layout(f: &Function) -> FrameLayout {
     }
     FrameLayout {
         regs,
+        regs_end,
         locals,
         bytes: (off as usize).div_ceil(16) * 16,
     }
