@@ -82,36 +82,127 @@ const MOST_C: usize = 16 * 8;
 
 /// [`mma`]'s product of `lanes` where D is a float type (f16, f32): the same sums as
 /// [`accumulate`]'s, on flat arrays of f64 instead of lists of [`Value`]s (the matrix
-/// kernels spent most of their time allocating and matching those).
+/// kernels spent most of their time allocating and matching those), its fragments placed
+/// by the form's [`Placement`].
 fn float_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) {
     let [na, nb, _, nd] = form.registers().map(|n| n as usize);
     let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
-    let per = |ty: MmaType| (32 / ty.bits()).max(1) as usize;
-    let elements = |rows: usize, cols: usize| rows * cols / lanes.len();
+    let p = Placement::of(form, lanes.len());
     let (mut a, mut b, mut c) = ([0.0; MOST_A], [0.0; MOST_B], [0.0; MOST_C]);
-    for &l in lanes {
+    for (&l, at) in lanes.iter().zip(p.at.chunks(p.elements())) {
         let r = &regs[l * operand_registers(form)..];
-        for i in 0..elements(m, k) {
-            let (row, col) = a_at(form, l, i);
-            a[row * k + col] = float_element(form.a, r[i / per(form.a)], i % per(form.a));
+        let [at_a, at_b, at_c, _] = p.split(at);
+        for (&(reg, j), &at) in p.source[0].iter().zip(at_a) {
+            a[at] = float_element(form.a, r[reg], j);
         }
-        for i in 0..elements(k, n) {
-            let (row, col) = b_at(form, l, i);
-            b[row * n + col] = float_element(form.b, r[na + i / per(form.b)], i % per(form.b));
+        for (&(reg, j), &at) in p.source[1].iter().zip(at_b) {
+            b[at] = float_element(form.b, r[na + reg], j);
         }
-        for i in 0..elements(m, n) {
-            let (row, col) = cd_at(form, form.c, l, i);
-            let reg = r[na + nb + i / per(form.c)];
-            c[row * n + col] = float_element(form.c, reg, i % per(form.c));
+        for (&(reg, j), &at) in p.source[2].iter().zip(at_c) {
+            c[at] = float_element(form.c, r[na + nb + reg], j);
         }
     }
-    for &l in lanes {
-        for i in 0..elements(m, n) {
-            let (row, col) = cd_at(form, form.d, l, i);
-            let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
-            let bits = float_sum(form.d, products, c[row * n + col]);
-            out[l * nd + i / per(form.d)] |= bits << (form.d.bits() as usize * (i % per(form.d)));
+    // A·B a row at a time, over k with the row's columns side by side: each element's
+    // products still summed from 0 in k order (`float_sum`'s rule), but the columns' sums
+    // are independent chains, where a sum at a time waited on each add.
+    let mut sums = [0.0; MOST_C];
+    for row in 0..m {
+        let sum = &mut sums[row * n..(row + 1) * n];
+        for kk in 0..k {
+            let x = a[row * k + kk];
+            for (s, y) in sum.iter_mut().zip(&b[kk * n..(kk + 1) * n]) {
+                *s += x * y;
+            }
         }
+    }
+    let shift = form.d.bits() as usize;
+    for (&l, at) in lanes.iter().zip(p.at.chunks(p.elements())) {
+        let [.., at_d] = p.split(at);
+        for (&(reg, j), &at) in p.source[3].iter().zip(at_d) {
+            let bits = round_sum(form.d, sums[at] + c[at]);
+            out[l * nd + reg] |= bits << (shift * j);
+        }
+    }
+}
+
+/// Where a form's fragments sit: for each of A, B, C and D, the register (counted from the
+/// operand's first) and the element of it that hold a lane's element i, and for each lane
+/// of a product (by its place among them) the flat index (row × columns + column) of each
+/// of its elements in the operand's matrix ([`a_at`], [`b_at`], [`cd_at`]). Computed once
+/// a form and thread: those functions' divisions cost a product more than its arithmetic.
+struct Placement {
+    source: [Vec<(usize, usize)>; 4],
+    at: Vec<usize>,
+}
+
+impl Placement {
+    /// The placement of `form`'s products of `lanes` lanes (a warp, or a quad pair: a
+    /// quad pair's lanes sit as the first pair's do).
+    fn of(form: MmaForm, lanes: usize) -> std::rc::Rc<Placement> {
+        thread_local! {
+            static PLACEMENTS: std::cell::RefCell<Vec<(MmaForm, std::rc::Rc<Placement>)>> =
+                const { std::cell::RefCell::new(Vec::new()) };
+        }
+        PLACEMENTS.with_borrow_mut(|known| {
+            if let Some((_, p)) = known.iter().find(|(f, _)| *f == form) {
+                return p.clone();
+            }
+            let p = std::rc::Rc::new(Placement::new(form, lanes));
+            known.push((form, p.clone()));
+            p
+        })
+    }
+
+    fn new(form: MmaForm, lanes: usize) -> Placement {
+        let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
+        let per = |ty: MmaType| (32 / ty.bits()).max(1) as usize;
+        let shapes = [
+            (m, k, form.a),
+            (k, n, form.b),
+            (m, n, form.c),
+            (m, n, form.d),
+        ];
+        let source = shapes.map(|(rows, cols, ty)| {
+            (0..rows * cols / lanes)
+                .map(|i| (i / per(ty), i % per(ty)))
+                .collect()
+        });
+        let first: Vec<usize> = match form.quad_pairs() {
+            true => vec![0, 1, 2, 3, 16, 17, 18, 19],
+            false => (0..32).collect(),
+        };
+        let at = first
+            .iter()
+            .flat_map(|&l| {
+                let place = move |op: usize, i: usize| match op {
+                    0 => a_at(form, l, i),
+                    1 => b_at(form, l, i),
+                    2 => cd_at(form, form.c, l, i),
+                    _ => cd_at(form, form.d, l, i),
+                };
+                (0..4).flat_map(move |op| {
+                    let (rows, cols, _) = shapes[op];
+                    (0..rows * cols / lanes).map(move |i| {
+                        let (row, col) = place(op, i);
+                        row * cols + col
+                    })
+                })
+            })
+            .collect();
+        Placement { source, at }
+    }
+
+    /// Elements a lane holds, A's to D's.
+    fn elements(&self) -> usize {
+        self.source.iter().map(Vec::len).sum()
+    }
+
+    /// A lane's flat indices (`at`, [`elements`](Self::elements) of them) split by operand.
+    fn split<'a>(&self, at: &'a [usize]) -> [&'a [usize]; 4] {
+        let (a, rest) = at.split_at(self.source[0].len());
+        let (b, rest) = rest.split_at(self.source[1].len());
+        let (c, d) = rest.split_at(self.source[2].len());
+        [a, b, c, d]
     }
 }
 
@@ -121,6 +212,7 @@ fn float_element(ty: MmaType, reg: u64, j: usize) -> f64 {
     match ty {
         MmaType::F16 => half::f16::from_bits(raw).to_f64(),
         MmaType::BF16 => f32::from_bits((raw as u32) << 16) as f64,
+        MmaType::F32 => f32::from_bits(reg as u32) as f64,
         _ => element(ty, reg, j).float(),
     }
 }

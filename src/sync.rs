@@ -649,14 +649,15 @@ impl CoopKernel {
         if let SyncKind::Mma(form) = kind {
             let n = crate::mma::operand_registers(form);
             let nd = form.registers()[3] as usize;
-            let regs: Vec<u64> = (0..32 * n)
-                .map(|i| match i / n < lanes {
-                    true => arg(f, i / n, (i % n) as i32),
-                    false => 0,
-                })
-                .collect();
-            let mut d = vec![0; 32 * nd];
-            crate::mma::mma(form, &regs, &mut d);
+            // (A lane's operands fill its ARGS, at most 16 words; D, its RESULTS.)
+            let mut regs = [0; 32 * 16];
+            for (l, r) in regs.chunks_mut(n).take(lanes).enumerate() {
+                for (i, r) in r.iter_mut().enumerate() {
+                    *r = arg(f, l, i as i32);
+                }
+            }
+            let mut d = [0; 32 * frame::RESULTS];
+            crate::mma::mma(form, &regs[..32 * n], &mut d[..32 * nd]);
             for l in self::lanes(members) {
                 f.release_with(base + l, &d[l * nd..][..nd], false);
             }
