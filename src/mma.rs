@@ -102,19 +102,8 @@ fn float_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) 
             c[at] = float_element(form.c, r[na + nb + reg], j);
         }
     }
-    // A·B a row at a time, over k with the row's columns side by side: each element's
-    // products still summed from 0 in k order (`float_sum`'s rule), but the columns' sums
-    // are independent chains, where a sum at a time waited on each add.
     let mut sums = [0.0; MOST_C];
-    for row in 0..m {
-        let sum = &mut sums[row * n..(row + 1) * n];
-        for kk in 0..k {
-            let x = a[row * k + kk];
-            for (s, y) in sum.iter_mut().zip(&b[kk * n..(kk + 1) * n]) {
-                *s += x * y;
-            }
-        }
-    }
+    product_sums(&a, &b, (m, n, k), &mut sums);
     let shift = form.d.bits() as usize;
     for (&l, at) in lanes.iter().zip(p.at.chunks(p.elements())) {
         let [.., at_d] = p.split(at);
@@ -207,12 +196,13 @@ impl Placement {
 }
 
 /// Element `j` of a register holding float `ty` values, as [`element`] gives it.
-fn float_element(ty: MmaType, reg: u64, j: usize) -> f64 {
+pub(crate) fn float_element(ty: MmaType, reg: u64, j: usize) -> f64 {
     let raw = (reg >> (16 * j)) as u16;
     match ty {
         MmaType::F16 => half::f16::from_bits(raw).to_f64(),
         MmaType::BF16 => f32::from_bits((raw as u32) << 16) as f64,
         MmaType::F32 => f32::from_bits(reg as u32) as f64,
+        MmaType::Tf32 => f32::from_bits(reg as u32 & !0x1FFF) as f64,
         _ => element(ty, reg, j).float(),
     }
 }
@@ -352,8 +342,30 @@ pub(crate) fn float_sum(d: MmaType, products: impl Iterator<Item = (f64, f64)>, 
     round_sum(d, products.fold(0.0, |s, (x, y)| s + x * y) + c)
 }
 
+/// `sums` (m × n, row after row) = A·B of `a` (m × k) and `b` (k × n), each element's
+/// products summed from 0 in k order ([`float_sum`]'s rule, before C), a row at a time over
+/// k with the row's columns side by side: independent chains, where an element at a time
+/// waited on each add.
+pub(crate) fn product_sums(
+    a: &[f64],
+    b: &[f64],
+    (m, n, k): (usize, usize, usize),
+    sums: &mut [f64],
+) {
+    sums[..m * n].fill(0.0);
+    for row in 0..m {
+        let sum = &mut sums[row * n..(row + 1) * n];
+        for kk in 0..k {
+            let x = a[row * k + kk];
+            for (s, y) in sum.iter_mut().zip(&b[kk * n..(kk + 1) * n]) {
+                *s += x * y;
+            }
+        }
+    }
+}
+
 /// A float D's bits for the f64 `sum`: rounded once to f16 or f32, a NaN canonical.
-fn round_sum(d: MmaType, sum: f64) -> u64 {
+pub(crate) fn round_sum(d: MmaType, sum: f64) -> u64 {
     use crate::semantics::half::F16;
     if d == MmaType::F16 {
         F16.round(sum, crate::frontend::checked::Rounding::Rn) as u64

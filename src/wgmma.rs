@@ -22,7 +22,7 @@
 //! Arithmetic: that of `mma` (`crate::mma`): exact products, summed with D and rounded once.
 
 use crate::frontend::checked::{MmaType, WgmmaForm};
-use crate::mma::{Value, a_m16, accumulate, element, float_sum};
+use crate::mma::{Value, a_m16, accumulate, element, float_element, product_sums, round_sum};
 
 /// Where the compiled code leaves the instruction's operands among a thread's synchronization
 /// operand words (`crate::sync::frame::ARGS`); D stays in its registers' save slots.
@@ -151,74 +151,97 @@ pub fn run(
 ) -> Result<(), Outside> {
     let (n, k) = (form.n as usize, form.k as usize);
     let has = |f: u64| issue.flags & f != 0;
-    let negate = |v: Value, neg: bool| match (v, neg) {
-        (Value::Float(x), true) => Value::Float(-x),
-        _ => v,
-    };
     let load = |desc: &Descriptor, k_major: bool, row: usize, col: usize, ty: MmaType| {
         let bytes = ty.bits() as u64 / 8;
         let at = desc.address(k_major, row as u64, col as u64, bytes);
         let raw = shared
             .get(at as usize..(at + bytes) as usize)
             .ok_or(Outside { address: at, bytes })?;
-        let bits = raw.iter().rev().fold(0u64, |v, b| v << 8 | *b as u64);
-        Ok(element(ty, bits, 0))
+        Ok(raw.iter().rev().fold(0u64, |v, b| v << 8 | *b as u64))
     };
-    // A, 64 × K.
-    let mut a = vec![Value::Int(0); 64 * k];
+    // A, 64 × K, and B, K × N (addressed as N rows of K), as each element's bits.
+    let mut a = vec![0; 64 * k];
     if has(flags::A_IN_REGISTERS) {
-        let per = (32 / form.a.bits()) as usize;
+        let bits = form.a.bits() as usize;
+        let per = 32 / bits;
         for (t, regs) in issue.a.iter().enumerate() {
             for i in 0..16 * k / 32 {
                 let (row, col) = a_m16(form.k, form.a, t % 32, i);
-                let v = element(form.a, regs[i / per] as u64, i % per);
-                a[(16 * (t / 32) + row) * k + col] = negate(v, has(flags::NEGATE_A));
+                let reg = regs[i / per] as u64 >> (bits * (i % per));
+                a[(16 * (t / 32) + row) * k + col] = reg & ((1 << bits) - 1);
             }
         }
     } else {
         let desc = Descriptor::decode(issue.a_desc);
         for row in 0..64 {
             for col in 0..k {
-                let v = load(&desc, !has(flags::TRANSPOSE_A), row, col, form.a)?;
-                a[row * k + col] = negate(v, has(flags::NEGATE_A));
+                a[row * k + col] = load(&desc, !has(flags::TRANSPOSE_A), row, col, form.a)?;
             }
         }
     }
-    // B, K × N, addressed as N rows of K.
-    let mut b = vec![Value::Int(0); k * n];
+    let mut b = vec![0; k * n];
     let desc = Descriptor::decode(issue.b_desc);
     for col in 0..n {
         for kk in 0..k {
-            let v = load(&desc, !has(flags::TRANSPOSE_B), col, kk, form.b)?;
-            b[kk * n + col] = negate(v, has(flags::NEGATE_B));
+            b[kk * n + col] = load(&desc, !has(flags::TRANSPOSE_B), col, kk, form.b)?;
         }
     }
-    // A float D's sums on f64 arrays (`float_sum`), without matching `Value`s.
-    let floats = |v: &[Value]| -> Vec<f64> { v.iter().map(|x| x.float()).collect() };
-    let float = (form.d != MmaType::S32).then(|| (floats(&a), floats(&b)));
-    let per = (32 / form.d.bits()) as usize;
+    // A float D's sums on f64 arrays (`product_sums`, `float_sum`'s rule); an integer one's
+    // by `accumulate`.
+    let float = |bits: &[u64], ty: MmaType, negate: bool| -> Vec<f64> {
+        let sign = if negate { -1.0 } else { 1.0 };
+        bits.iter()
+            .map(|&x| sign * float_element(ty, x, 0))
+            .collect()
+    };
+    let sums = (form.d != MmaType::S32).then(|| {
+        let mut sums = vec![0.0; 64 * n];
+        let (a, b) = (
+            float(&a, form.a, has(flags::NEGATE_A)),
+            float(&b, form.b, has(flags::NEGATE_B)),
+        );
+        product_sums(&a, &b, (64, n, k), &mut sums);
+        sums
+    });
+    let bits = form.d.bits() as usize;
+    let per = 32 / bits;
     for (t, regs) in d.iter_mut().enumerate() {
         let (g, lane_t) = (t % 32 / 4, t % 4);
-        let old = regs.clone();
-        regs.iter_mut().for_each(|r| *r = 0);
-        for i in 0..n / 2 {
-            let row = 16 * (t / 32) + g + 8 * (i % 4 / 2);
-            let col = 8 * (i / 4) + 2 * lane_t + i % 2;
-            let c = match issue.scale_d[t] {
-                true => element(form.d, old[i / per] as u64, i % per),
-                false => Value::Int(0),
-            };
-            let bits = match &float {
-                Some((a, b)) => {
-                    let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
-                    float_sum(form.d, products, c.float())
-                }
-                None => {
-                    let products = (0..k).map(|kk| (a[row * k + kk], b[kk * n + col]));
-                    accumulate(form.d, form.satfinite, products, c)
-                }
-            };
-            regs[i / per] |= (bits as u32) << (form.d.bits() as usize * (i % per));
+        let scale_d = issue.scale_d[t];
+        for (r, reg) in regs.iter_mut().enumerate() {
+            let old = *reg as u64;
+            let mut new = 0;
+            for j in 0..per {
+                let i = r * per + j;
+                let row = 16 * (t / 32) + g + 8 * (i % 4 / 2);
+                let col = 8 * (i / 4) + 2 * lane_t + i % 2;
+                let element_bits = match &sums {
+                    Some(sums) => {
+                        let c = if scale_d {
+                            float_element(form.d, old, j)
+                        } else {
+                            0.0
+                        };
+                        round_sum(form.d, sums[row * n + col] + c)
+                    }
+                    None => {
+                        let c = match scale_d {
+                            true => element(form.d, old, j),
+                            false => Value::Int(0),
+                        };
+                        let value = |ty, x| element(ty, x, 0);
+                        let products = (0..k).map(|kk| {
+                            (
+                                value(form.a, a[row * k + kk]),
+                                value(form.b, b[kk * n + col]),
+                            )
+                        });
+                        accumulate(form.d, form.satfinite, products, c)
+                    }
+                };
+                new |= element_bits << (bits * j);
+            }
+            *reg = new as u32;
         }
     }
     Ok(())

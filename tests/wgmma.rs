@@ -415,6 +415,35 @@ fn an_f16_d_packs_two_elements_to_a_register_rounded_once() {
 }
 
 #[test]
+fn an_f16_d_with_scale_d_adds_each_of_its_halves() {
+    let mut rng = Rng(10);
+    let (a, b) = (
+        matrix(64, 16, &mut rng, -8, 8),
+        matrix(16, 16, &mut rng, -8, 8),
+    );
+    let opcode = "wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16";
+    let mut p = swizzled_product(opcode, 4, &a, &b, f16);
+    p.scale_d = true;
+    // (Integers below 2048: every sum exact in f16.)
+    let c = |t: usize, i: usize| (t * 8 + i) as f64 - 300.0;
+    p.d = (0..THREADS)
+        .map(|t| {
+            (0..4)
+                .map(|r| f16(c(t, 2 * r)) as u32 | (f16(c(t, 2 * r + 1)) as u32) << 16)
+                .collect()
+        })
+        .collect();
+    let d = p.run().unwrap();
+    for (t, regs) in d.iter().enumerate() {
+        for i in 0..8 {
+            let got = (regs[i / 2] >> (16 * (i % 2))) as u16;
+            let want = product(&a, &b, t, i) + c(t, i);
+            assert_eq!(got, f16(want), "thread {t} element {i}");
+        }
+    }
+}
+
+#[test]
 fn tf32_inputs_are_32_bit_elements_read_without_their_low_13_bits() {
     // m64n8k8: K-major 32-byte rows of 8 tf32, no swizzle: core matrices of 8 rows × 4.
     let mut rng = Rng(8);
@@ -475,6 +504,20 @@ fn e4m3_times_e5m2_into_f32() {
     );
     p.a = Err(desc(0, 16, 1024, 1));
     p.immediates = "1, 1".into();
+    assert_products(&p.run().unwrap(), &a, &b, |_, _| 0.0);
+    // A from registers, four bytes a register (ISA: row g + 8·(r mod 2), column 4t + j +
+    // 16·(r div 2) of warp w's 16 rows, element j of register r).
+    p.a = Ok((0..THREADS)
+        .map(|t| {
+            let (w, g, tt) = (t / 32, t % 32 / 4, t % 4);
+            std::array::from_fn(|r| {
+                (0..4).fold(0, |reg, j| {
+                    let (row, col) = (16 * w + g + 8 * (r % 2), 4 * tt + j + 16 * (r / 2));
+                    reg | (e4m3(a[row][col]) as u32) << (8 * j)
+                })
+            })
+        })
+        .collect());
     assert_products(&p.run().unwrap(), &a, &b, |_, _| 0.0);
 }
 
