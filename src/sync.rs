@@ -19,7 +19,9 @@
 
 use ptxjit_runtime::{BlockContext, Status};
 
-use crate::frontend::checked::{BarKind, BarRed, MmaForm, ReduxOp, ShflMode, VoteMode, WgmmaForm};
+use crate::frontend::checked::{
+    BarKind, BarRed, MmaForm, MmaType, ReduxOp, ShflMode, VoteMode, WgmmaForm,
+};
 
 /// Byte offsets within a thread's frame, and the block header before the frames.
 pub mod frame {
@@ -168,8 +170,12 @@ pub struct SyncPoint {
     /// Index of the instruction in the kernel's body.
     pub inst: u32,
     pub kind: SyncKind,
-    /// Frame offsets of the registers the point updates in place (`wgmma`'s D).
+    /// Frame offsets of the registers the point updates in place: `wgmma`'s D; for a run of
+    /// `mma`s, each one's A, B, C and D registers in turn.
     pub slots: Vec<i32>,
+    /// Instructions the point performs: consecutive `mma`s of one form are one point
+    /// (`lower::sync::sync_points`), the others one instruction each.
+    pub insts: u32,
 }
 
 /// Everything `after_round` needs to know about a cooperative kernel.
@@ -536,7 +542,12 @@ impl CoopKernel {
                     && members >> lane & 1 == 1
                     && members & settled == 0
                 {
-                    self.collective(f, kind, base, at.len(), members);
+                    match (kind, self.points[point].slots.is_empty()) {
+                        (SyncKind::Mma(form), false) => {
+                            self.mma_run(f, form, &self.points[point].slots, base, members);
+                        }
+                        _ => self.collective(f, kind, base, at.len(), members),
+                    }
                     settled |= members;
                     progress = true;
                 } else if members & done != 0 {
@@ -626,6 +637,44 @@ impl CoopKernel {
             f.release_with(t, &[], false);
         }
         Ok(())
+    }
+
+    /// The `mma`s of a run (`slots`: each one's A, B, C and D registers' save slots, see
+    /// [`SyncPoint::slots`]) for the warp whose first thread is `base`, in order, each D
+    /// written in place (so a later one reads an earlier one's D as a lane would); then
+    /// releases the lanes `members` (the whole warp).
+    fn mma_run(&self, f: &mut Frames, form: MmaForm, slots: &[i32], base: usize, members: u32) {
+        let [na, nb, nc, nd] = form.registers().map(|n| n as usize);
+        let n = na + nb + nc;
+        let wide = |ty: MmaType| ty == MmaType::F64;
+        let operand_wide: Vec<bool> = [(na, form.a), (nb, form.b), (nc, form.c)]
+            .iter()
+            .flat_map(|&(k, ty)| std::iter::repeat_n(wide(ty), k))
+            .collect();
+        let mut regs = [0; 32 * 16];
+        let mut d = [0; 32 * frame::RESULTS];
+        for mma in slots.chunks(n + nd) {
+            for (l, r) in regs.chunks_mut(n).take(32).enumerate() {
+                for ((r, &slot), &wide) in r.iter_mut().zip(&mma[..n]).zip(&operand_wide) {
+                    *r = match wide {
+                        true => f.u64_at(base + l, slot),
+                        false => f.u32_at(base + l, slot) as u64,
+                    };
+                }
+            }
+            crate::mma::mma(form, &regs[..32 * n], &mut d[..32 * nd]);
+            for l in 0..32 {
+                for (&slot, &word) in mma[n..].iter().zip(&d[l * nd..]) {
+                    match wide(form.d) {
+                        true => f.set_u64(base + l, slot, word),
+                        false => f.set_u32(base + l, slot, word as u32),
+                    }
+                }
+            }
+        }
+        for l in self::lanes(members) {
+            f.wake(base + l);
+        }
     }
 
     /// Performs the collective `kind` of the lanes `members` (a mask) of the warp whose

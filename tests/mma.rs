@@ -470,3 +470,70 @@ fn m8n8k4_f16_multiplies_one_matrix_per_quad_pair_in_every_layout() {
         }
     }
 }
+
+#[test]
+fn consecutive_mmas_run_in_order_each_reading_the_ones_before() {
+    // Every A and B element 1 (f16), so each product adds k = 16 wherever the fragments
+    // sit; each mma reads the D before it as its C (the first, C = 1, dead after it), and
+    // the run is cut by a label, which a branch may jump to past the others.
+    let one = "0x3C003C00";
+    let mma = |d: &str, c: &str| {
+        let regs = |p: &str| {
+            (0..4)
+                .map(|i| format!("%{p}{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {{{}}}, {{%a0, %a1, %a2, %a3}}, \
+             {{%a0, %a1}}, {{{}}};\n",
+            regs(d),
+            regs(c)
+        )
+    };
+    let ptx = format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry k(.param .u64 out, .param .u32 skip)\n{{\n\
+         .reg .b32 %a<4>, %c<4>, %d<4>, %e<4>, %r<2>;\n.reg .b64 %rd<4>;\n.reg .pred %p;\n\
+         mov.b32 %a0, {one};\nmov.b32 %a1, {one};\nmov.b32 %a2, {one};\nmov.b32 %a3, {one};\n\
+         mov.b32 %c0, 0f3F800000;\nmov.b32 %c1, 0f3F800000;\nmov.b32 %c2, 0f3F800000;\n\
+         mov.b32 %c3, 0f3F800000;\nmov.b32 %d3, 0;\nmov.b32 %e3, 0;\n\
+         ld.param.u32 %r1, [skip];\nsetp.ne.u32 %p, %r1, 0;\n@%p bra CUT;\n\
+         {}{}{}CUT:\n{}\
+         mov.u32 %r0, %tid.x;\nld.param.u64 %rd0, [out];\nmul.wide.u32 %rd1, %r0, 12;\n\
+         add.s64 %rd2, %rd0, %rd1;\nst.global.b32 [%rd2], %d3;\nst.global.b32 [%rd2+4], %e3;\n\
+         st.global.b32 [%rd2+8], %c3;\nret;\n}}\n",
+        mma("d", "c"),
+        mma("e", "d"),
+        mma("d", "e"),
+        mma("c", "d"),
+    );
+    for (lanes, skip) in [LaneGroups::Always, LaneGroups::Off]
+        .into_iter()
+        .flat_map(|l| [(l, 0), (l, 1)])
+    {
+        let opts = CompileOptions {
+            lane_groups: lanes,
+            ..CompileOptions::default()
+        };
+        let module = Module::from_ptx_named("mma.ptx", &ptx, &opts).unwrap();
+        let out = DeviceBuffer::zeroed(32 * 12).unwrap();
+        module
+            .kernel("k")
+            .unwrap()
+            .launch(1, 32, &[Arg::buffer(&out), Arg::u32(skip)])
+            .unwrap();
+        let got: Vec<f32> = out
+            .to_vec::<u32>()
+            .into_iter()
+            .map(f32::from_bits)
+            .collect();
+        let want = match skip {
+            0 => [49.0, 33.0, 65.0],
+            _ => [0.0, 0.0, 16.0],
+        };
+        for lane in got.chunks(3) {
+            assert_eq!(lane, want, "{lanes:?}, skip {skip}");
+        }
+    }
+}

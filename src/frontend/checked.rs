@@ -203,6 +203,14 @@ impl Arg {
             other => (other, None),
         }
     }
+
+    /// The elements of a vector operand `{a, b, ...}`; any other as its one element.
+    pub fn elements(&self) -> &[Arg] {
+        match self {
+            Arg::Vector(items) => items,
+            other => std::slice::from_ref(other),
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -95,7 +95,7 @@ impl Translator<'_, '_> {
         let mut copy_back = Vec::new();
         for (arg, decl) in rets.iter().zip(&callee.returns) {
             let addr = self.param_slot(arg, decl, false)?;
-            for (k, element) in elements(arg).iter().enumerate() {
+            for (k, element) in arg.elements().iter().enumerate() {
                 if matches!(element, Arg::Reg(_)) {
                     let offset = (k as u32 * decl.ty.size()) as i32;
                     copy_back.push((element.clone(), addr, offset, decl.ty));
@@ -163,7 +163,7 @@ impl Translator<'_, '_> {
                     3,
                 ));
                 let addr = self.b.ins().stack_addr(types::I64, slot, 0);
-                let parts = elements(arg);
+                let parts = arg.elements();
                 if matches!(arg, Arg::Vector(_)) && parts.len() as u32 * decl.ty.size() != decl.size
                 {
                     return Err(self.err(format!(
@@ -184,13 +184,5 @@ impl Translator<'_, '_> {
             }
             _ => Err(self.err("call operands must be .param variables or registers")),
         }
-    }
-}
-
-/// The registers (or immediates) an operand passes: a vector's elements, or itself.
-fn elements(arg: &Arg) -> &[Arg] {
-    match arg {
-        Arg::Vector(items) => items,
-        _ => std::slice::from_ref(arg),
     }
 }

@@ -221,8 +221,14 @@ struct Coop {
     layout: sync::FrameLayout,
     /// Sync point number of each synchronizing instruction.
     point_of: HashMap<usize, usize>,
-    /// For each sync point, the registers to save and restore: those live after it.
+    /// For each sync point, the registers to save and restore: those live after it, and
+    /// for one whose operands are in the registers' slots (`SyncPoint::slots`: a run of
+    /// `mma`s), its registers.
     saved: Vec<Vec<u32>>,
+    /// Whether each sync point's operands and results are in its registers' slots.
+    in_slots: Vec<bool>,
+    /// Instructions a sync point before them performs (a run's later `mma`s).
+    merged: std::collections::HashSet<usize>,
     resume_blocks: Vec<Block>,
 }
 
@@ -394,9 +400,22 @@ impl<'a, 'b> Translator<'a, 'b> {
                     let live = liveness::analyze(func).live_out;
                     points
                         .iter()
-                        .map(|p| live[p.inst as usize].clone())
+                        .map(|p| {
+                            let mut saved = live[(p.inst + p.insts - 1) as usize].clone();
+                            if sync::in_slots(p) {
+                                saved.extend(sync::point_registers(func, p));
+                                saved.sort_unstable();
+                                saved.dedup();
+                            }
+                            saved
+                        })
                         .collect()
                 },
+                in_slots: points.iter().map(sync::in_slots).collect(),
+                merged: points
+                    .iter()
+                    .flat_map(|p| (p.inst + 1..p.inst + p.insts).map(|i| i as usize))
+                    .collect(),
                 resume_blocks: points.iter().map(|_| b.create_block()).collect(),
             }
         });

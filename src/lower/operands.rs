@@ -386,10 +386,7 @@ impl Translator<'_, '_> {
 
     /// The elements of a vector operand (a plain operand counts as one).
     pub fn elements<'x>(&self, arg: &'x Arg) -> &'x [Arg] {
-        match arg {
-            Arg::Vector(items) => items,
-            other => std::slice::from_ref(other),
-        }
+        arg.elements()
     }
 }
 

@@ -1,67 +1,147 @@
 //! Synchronization points in cooperative kernels (see `crate::sync` for the model): the
 //! operands go to the frame, every register is saved, and the thread yields; on resume the
-//! registers come back and the results are written.
+//! registers come back and the results are written. A run of consecutive `mma`s is one
+//! point whose operands and results stay in the registers' save slots (`sync_points`).
 
 use cranelift_codegen::ir::{Block, InstBuilder, MemFlagsData, Value, types};
 
 use super::{LResult, Translator, ctx};
 use crate::frontend::ast::StateSpace;
-use crate::frontend::checked::{Arg, BarKind, BarRed, Function, MbarrierOp, MmaType, Op, VoteMode};
+use crate::frontend::checked::{
+    self, Arg, BarKind, BarRed, Function, MbarrierOp, MmaType, Op, VoteMode,
+};
 use crate::sync::{SyncKind, SyncPoint, frame};
 use crate::types::PtxType;
 
-/// The synchronization points of a function's body, in order.
+/// The synchronization points of a function's body, in order. Consecutive `mma`s of one
+/// form whose operands are all registers are one point ([`mma_run_slots`]): Triton's
+/// matmul issues eight a step, and each point is a round that saves and restores every
+/// live register of every thread.
 pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
     let Some(body) = &f.body else {
         return Vec::new();
     };
     let (reg_slots, _) = register_slots(f, frame::REGS);
-    body.iter()
-        .enumerate()
-        .filter_map(|(i, inst)| {
-            let kind = match inst.op {
-                Op::Bar(k @ (BarKind::Sync | BarKind::Red(_))) => SyncKind::Barrier(k),
-                Op::Shfl(m) => SyncKind::Shfl(m),
-                Op::Vote(m) => SyncKind::Vote(m),
-                Op::Match { all, .. } => SyncKind::Match { all },
-                Op::Redux { op, ty } => SyncKind::Redux {
-                    op,
-                    signed: ty.is_signed(),
-                },
-                Op::Elect => SyncKind::Elect,
-                Op::WarpSync => SyncKind::WarpSync,
-                Op::WarpMatrix {
-                    store, num, trans, ..
-                } => SyncKind::WarpMatrix { store, num, trans },
-                Op::Mma(form) => SyncKind::Mma(form),
-                Op::Wgmma(form) => SyncKind::Wgmma(form),
-                Op::Mbarrier {
-                    op: MbarrierOp::Wait { parity, .. },
-                    ..
-                } => SyncKind::MbarrierWait { parity },
-                Op::ClusterBarrier { wait: true } => SyncKind::ClusterWait,
-                Op::GridSync => SyncKind::GridSync,
-                Op::Activemask => SyncKind::Activemask,
-                _ => return None,
-            };
+    let mut points = Vec::new();
+    let mut i = 0;
+    while i < body.len() {
+        let (at, inst) = (i, &body[i]);
+        i += 1;
+        let kind = match inst.op {
+            Op::Bar(k @ (BarKind::Sync | BarKind::Red(_))) => SyncKind::Barrier(k),
+            Op::Shfl(m) => SyncKind::Shfl(m),
+            Op::Vote(m) => SyncKind::Vote(m),
+            Op::Match { all, .. } => SyncKind::Match { all },
+            Op::Redux { op, ty } => SyncKind::Redux {
+                op,
+                signed: ty.is_signed(),
+            },
+            Op::Elect => SyncKind::Elect,
+            Op::WarpSync => SyncKind::WarpSync,
+            Op::WarpMatrix {
+                store, num, trans, ..
+            } => SyncKind::WarpMatrix { store, num, trans },
+            Op::Mma(form) => SyncKind::Mma(form),
+            Op::Wgmma(form) => SyncKind::Wgmma(form),
+            Op::Mbarrier {
+                op: MbarrierOp::Wait { parity, .. },
+                ..
+            } => SyncKind::MbarrierWait { parity },
+            Op::ClusterBarrier { wait: true } => SyncKind::ClusterWait,
+            Op::GridSync => SyncKind::GridSync,
+            Op::Activemask => SyncKind::Activemask,
+            _ => continue,
+        };
+        let mut insts = 1;
+        let slots = match (kind, inst.args.first()) {
             // (The lowering refuses a D that is not all registers.)
-            let slots = match (kind, inst.args.first()) {
-                (SyncKind::Wgmma(_), Some(Arg::Vector(d))) => d
-                    .iter()
-                    .filter_map(|r| match r {
-                        Arg::Reg(r) => Some(reg_slots[*r as usize]),
-                        _ => None,
-                    })
-                    .collect(),
-                _ => Vec::new(),
-            };
-            Some(SyncPoint {
-                inst: i as u32,
-                kind,
-                slots,
-            })
+            (SyncKind::Wgmma(_), Some(Arg::Vector(d))) => d
+                .iter()
+                .filter_map(|r| match r {
+                    Arg::Reg(r) => Some(reg_slots[*r as usize]),
+                    _ => None,
+                })
+                .collect(),
+            (SyncKind::Mma(_), _) => {
+                let mut slots = mma_run_slots(f, inst, &reg_slots).unwrap_or_default();
+                while !slots.is_empty()
+                    && let Some(next) = body.get(i)
+                    && next.op == inst.op
+                    && !f.labels.contains(&i)
+                    && let Some(more) = mma_run_slots(f, next, &reg_slots)
+                {
+                    slots.extend(more);
+                    insts += 1;
+                    i += 1;
+                }
+                slots
+            }
+            _ => Vec::new(),
+        };
+        points.push(SyncPoint {
+            inst: at as u32,
+            kind,
+            slots,
+            insts,
+        });
+    }
+    points
+}
+
+/// The save slots of `mma` `inst`'s A, B, C and D registers in turn, where it can be part
+/// of a run of them (`SyncPoint::slots`): unguarded, every operand a register of the
+/// element's width (64 bits for f64, else 32), as many as the form takes.
+fn mma_run_slots(f: &Function, inst: &checked::Inst, reg_slots: &[i32]) -> Option<Vec<i32>> {
+    let Op::Mma(form) = inst.op else { return None };
+    if inst.guard.is_some() || inst.args.len() != 4 {
+        return None;
+    }
+    let [na, nb, nc, nd] = form.registers();
+    let a = &inst.args;
+    let operands = [
+        (&a[1], na, form.a),
+        (&a[2], nb, form.b),
+        (&a[3], nc, form.c),
+    ];
+    let mut slots = Vec::new();
+    for (arg, n, ty) in operands.into_iter().chain([(&a[0], nd, form.d)]) {
+        let bits = if ty == MmaType::F64 { 64 } else { 32 };
+        let elements = arg.elements();
+        if elements.len() != n as usize {
+            return None;
+        }
+        for e in elements {
+            match e {
+                Arg::Reg(r) if f.regs[*r as usize].ty.bits() == bits => {
+                    slots.push(reg_slots[*r as usize])
+                }
+                _ => return None,
+            }
+        }
+    }
+    Some(slots)
+}
+
+/// Whether sync point `p`'s operands and results are in its registers' save slots (a run
+/// of `mma`s; `wgmma` keeps only D there).
+pub fn in_slots(p: &SyncPoint) -> bool {
+    matches!(p.kind, SyncKind::Mma(_)) && !p.slots.is_empty()
+}
+
+/// The registers of the instructions sync point `p` performs.
+pub fn point_registers(f: &Function, p: &SyncPoint) -> Vec<u32> {
+    let body = f.body.as_deref().unwrap_or(&[]);
+    let mut regs: Vec<u32> = body[p.inst as usize..][..p.insts as usize]
+        .iter()
+        .flat_map(|inst| inst.args.iter().flat_map(Arg::elements))
+        .filter_map(|a| match a {
+            Arg::Reg(r) => Some(*r),
+            _ => None,
         })
-        .collect()
+        .collect();
+    regs.sort_unstable();
+    regs.dedup();
+    regs
 }
 
 /// Whether sync point `op`'s thread always waits (no ready path: not an mbarrier wait,
@@ -152,10 +232,24 @@ impl Translator<'_, '_> {
     /// Lowers the sync point `inst` (number `k` in `sync_points` order).
     pub fn sync_point(&mut self, op: Op, a: &[Arg]) -> LResult {
         let coop = self.coop.as_ref().expect("cooperative");
-        let k = coop.point_of[&(self.inst_index as usize)];
+        let index = self.inst_index as usize;
+        if coop.merged.contains(&index) {
+            // (Performed with the run's first.)
+            return Ok(());
+        }
+        let k = coop.point_of[&index];
         let resume = coop.resume_blocks[k];
-        // 1. Operands.
-        let ready = self.sync_operands(op, a)?;
+        let in_slots = coop.in_slots[k];
+        // 1. Operands (a run of `mma`s: in the registers' slots, saved below; the whole
+        // warp takes part).
+        let ready = match in_slots {
+            true => {
+                let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
+                self.store_arg(frame::MASK_ARG, all);
+                None
+            }
+            false => self.sync_operands(op, a)?,
+        };
         // 2. Save the registers still needed afterwards, record where to resume, yield.
         self.save_registers(k);
         let frame = self.frame();
@@ -190,6 +284,8 @@ impl Translator<'_, '_> {
                 let result = self.b.block_params(join)[0];
                 self.grid_sync_result(a, result)?;
             }
+            // (A run's D registers were restored from their slots.)
+            _ if in_slots => {}
             _ => self.sync_results(op, a)?,
         }
         Ok(())
