@@ -89,8 +89,9 @@ fn float_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) 
     let (m, n, k) = (form.m as usize, form.n as usize, form.k as usize);
     let p = Placement::of(form, lanes.len());
     let (mut a, mut b, mut c) = ([0.0; MOST_A], [0.0; MOST_B], [0.0; MOST_C]);
+    let stride = operand_registers(form);
     for (&l, at) in lanes.iter().zip(p.at.chunks(p.elements())) {
-        let r = &regs[l * operand_registers(form)..];
+        let r = &regs[l * stride..];
         let [at_a, at_b, at_c, _] = p.split(at);
         for (&(reg, j), &at) in p.source[0].iter().zip(at_a) {
             a[at] = float_element(form.a, r[reg], j);

@@ -397,48 +397,32 @@ fn scale_d_true_accumulates_and_false_ignores_d() {
 #[test]
 fn an_f16_d_packs_two_elements_to_a_register_rounded_once() {
     // Sums of 16 products of values in [-64, 64] exceed f16's 11 bits: one rounding of the
-    // exact sum, to nearest even.
+    // exact sum, with each of D's halves where scale-d is true, to nearest even.
     let mut rng = Rng(7);
     let (a, b) = (
         matrix(64, 16, &mut rng, -64, 64),
         matrix(16, 16, &mut rng, -64, 64),
     );
     let opcode = "wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16";
-    let d = swizzled_product(opcode, 4, &a, &b, f16).run().unwrap();
-    for (t, regs) in d.iter().enumerate() {
-        for i in 0..8 {
-            let got = (regs[i / 2] >> (16 * (i % 2))) as u16;
-            let exact = product(&a, &b, t, i);
-            assert_eq!(got, f16(exact), "thread {t} element {i}: {exact}");
-        }
-    }
-}
-
-#[test]
-fn an_f16_d_with_scale_d_adds_each_of_its_halves() {
-    let mut rng = Rng(10);
-    let (a, b) = (
-        matrix(64, 16, &mut rng, -8, 8),
-        matrix(16, 16, &mut rng, -8, 8),
-    );
-    let opcode = "wgmma.mma_async.sync.aligned.m64n16k16.f16.f16.f16";
-    let mut p = swizzled_product(opcode, 4, &a, &b, f16);
-    p.scale_d = true;
-    // (Integers below 2048: every sum exact in f16.)
+    // (Integers below 2048: each exact in f16.)
     let c = |t: usize, i: usize| (t * 8 + i) as f64 - 300.0;
-    p.d = (0..THREADS)
-        .map(|t| {
-            (0..4)
-                .map(|r| f16(c(t, 2 * r)) as u32 | (f16(c(t, 2 * r + 1)) as u32) << 16)
-                .collect()
-        })
-        .collect();
-    let d = p.run().unwrap();
-    for (t, regs) in d.iter().enumerate() {
-        for i in 0..8 {
-            let got = (regs[i / 2] >> (16 * (i % 2))) as u16;
-            let want = product(&a, &b, t, i) + c(t, i);
-            assert_eq!(got, f16(want), "thread {t} element {i}");
+    for scale_d in [false, true] {
+        let mut p = swizzled_product(opcode, 4, &a, &b, f16);
+        p.scale_d = scale_d;
+        p.d = (0..THREADS)
+            .map(|t| {
+                (0..4)
+                    .map(|r| f16(c(t, 2 * r)) as u32 | (f16(c(t, 2 * r + 1)) as u32) << 16)
+                    .collect()
+            })
+            .collect();
+        let d = p.run().unwrap();
+        for (t, regs) in d.iter().enumerate() {
+            for i in 0..8 {
+                let got = (regs[i / 2] >> (16 * (i % 2))) as u16;
+                let exact = product(&a, &b, t, i) + if scale_d { c(t, i) } else { 0.0 };
+                assert_eq!(got, f16(exact), "thread {t} element {i}: {exact}");
+            }
         }
     }
 }

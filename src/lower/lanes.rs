@@ -346,17 +346,7 @@ fn has_no_effects(inst: &checked::Inst) -> bool {
 /// a warp's do: a lane's store to that address between their loads, which one thread at a
 /// time would see, is a race the memory model leaves undefined).
 fn same_in_every_lane(inst: &checked::Inst, uniform: &[bool]) -> bool {
-    let op_ok = match inst.op {
-        Op::Mov(_)
-        | Op::MovVec { .. }
-        | Op::Cvt { .. }
-        | Op::CvtNarrow(_)
-        | Op::Int { .. }
-        | Op::Float { .. }
-        | Op::Setp { .. }
-        | Op::Set { .. }
-        | Op::Selp(_)
-        | Op::Cvta { .. } => true,
+    let uniform_load = match inst.op {
         Op::Ld { space, .. } => matches!(
             space,
             StateSpace::Param
@@ -367,6 +357,7 @@ fn same_in_every_lane(inst: &checked::Inst, uniform: &[bool]) -> bool {
         ),
         _ => false,
     };
+    let op_ok = has_no_effects(inst) || uniform_load;
     let special_ok = |a: &Arg| match a {
         Arg::Special(s) => is_uniform_special(*s),
         Arg::Vector(v) => v.iter().all(|x| !matches!(x, Arg::Special(_))),
