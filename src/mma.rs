@@ -344,25 +344,51 @@ pub(crate) fn float_sum(d: MmaType, products: impl Iterator<Item = (f64, f64)>, 
 }
 
 /// `sums` (m × n, row after row) = A·B of `a` (m × k) and `b` (k × n), each element's
-/// products summed from 0 in k order ([`float_sum`]'s rule, before C), a row at a time over
-/// k with the row's columns side by side: independent chains, where an element at a time
-/// waited on each add.
+/// products summed from 0 in k order ([`float_sum`]'s rule, before C), eight columns of a
+/// row at a time over k (`mma`'s n is 8, `wgmma`'s a multiple of 8): independent chains in
+/// vector registers, where an element at a time waited on each add.
 pub(crate) fn product_sums(
     a: &[f64],
     b: &[f64],
     (m, n, k): (usize, usize, usize),
     sums: &mut [f64],
 ) {
-    sums[..m * n].fill(0.0);
+    const COLUMNS: usize = 8;
+    assert!(
+        n.is_multiple_of(COLUMNS),
+        "every mma and wgmma N is a multiple of 8"
+    );
+    if n == COLUMNS {
+        // (Rows of a length known here: `mma`'s, 4% of Triton's matmul faster than below.)
+        for (a_row, sum) in a
+            .chunks_exact(k)
+            .zip(sums.chunks_exact_mut(COLUMNS))
+            .take(m)
+        {
+            sum.copy_from_slice(&columns(a_row, b.as_chunks::<COLUMNS>().0.iter()));
+        }
+        return;
+    }
     for row in 0..m {
-        let sum = &mut sums[row * n..(row + 1) * n];
-        for kk in 0..k {
-            let x = a[row * k + kk];
-            for (s, y) in sum.iter_mut().zip(&b[kk * n..(kk + 1) * n]) {
-                *s += x * y;
-            }
+        for first in (0..n).step_by(COLUMNS) {
+            let b_rows = (0..k).map(|kk| b[kk * n + first..][..COLUMNS].try_into().expect("8"));
+            sums[row * n + first..][..COLUMNS]
+                .copy_from_slice(&columns(&a[row * k..][..k], b_rows));
         }
     }
+}
+
+/// Eight columns of a row of A·B: `a_row`'s elements times the same eight columns of each of
+/// `b_rows`, summed in k order.
+#[inline(always)]
+fn columns<'a>(a_row: &[f64], b_rows: impl Iterator<Item = &'a [f64; 8]>) -> [f64; 8] {
+    let mut acc = [0.0; 8];
+    for (&x, y) in a_row.iter().zip(b_rows) {
+        for (s, y) in acc.iter_mut().zip(y) {
+            *s += x * y;
+        }
+    }
+    acc
 }
 
 /// A float D's bits for the f64 `sum`: rounded once to f16 or f32, a NaN canonical.
