@@ -291,22 +291,25 @@ impl CoopKernel {
             })
             .collect();
         // Where each thread of each block is, block after block: the round's one list (a
-        // round is over a block's threads, so what it costs beyond them is what counts).
-        let at: Vec<At> = blocks
-            .iter()
-            .flat_map(|f| (0..n).map(move |t| f.at(t)))
-            .collect();
-        if at.iter().all(|a| *a == At::Done) {
+        // round is over a block's threads, so what it costs beyond them is what counts),
+        // and what some thread waits for (each look at a kind is over every thread).
+        let mut at = Vec::with_capacity(blocks.len() * n);
+        let mut waited = 0;
+        for f in &blocks {
+            for t in 0..n {
+                let a = f.at(t);
+                match a {
+                    At::Done => {}
+                    At::Runnable => return Ok(false),
+                    At::Waiting(p) => waited |= 1 << self.points[p].kind.completer() as u8,
+                }
+                at.push(a);
+            }
+        }
+        if waited == 0 {
             return Ok(true);
         }
-        if at.contains(&At::Runnable) {
-            return Ok(false);
-        }
-        // (Only what some thread waits for is looked at: each look is over every thread.)
-        let waited = Waited(at.iter().fold(0, |set, a| match a {
-            At::Waiting(p) => set | 1 << self.points[*p].kind.completer() as u8,
-            _ => set,
-        }));
+        let waited = Waited(waited);
         let mut progress = false;
         for (rank, ((f, at), ctx)) in blocks.iter_mut().zip(at.chunks(n)).zip(ctxs).enumerate() {
             progress |= self
@@ -773,23 +776,31 @@ impl CoopKernel {
 
     /// Releases every barrier whose participants have all arrived.
     fn barriers(&self, f: &mut Frames, at: &[At]) -> Result<bool, u64> {
-        let live = at.iter().filter(|a| **a != At::Done).count() as u32;
         // Per barrier id: the first thread waiting at it, how many wait, how many of those
         // give a true predicate (`bar.red`), and whether one waits at another instruction.
+        let mut live = 0;
         let mut first = [None; 16];
         let mut waiting = [0u32; 16];
         let mut true_preds = [0u32; 16];
         let mut divergent = [false; 16];
         for (t, a) in at.iter().enumerate() {
-            let At::Waiting(p) = *a else {
-                continue;
+            let p = match *a {
+                At::Done => continue,
+                At::Runnable => {
+                    live += 1;
+                    continue;
+                }
+                At::Waiting(p) => p,
             };
+            live += 1;
             let Some(id) = self.barrier_id(f, t, p) else {
                 continue;
             };
             let (_, first_p) = *first[id].get_or_insert((t, p));
             waiting[id] += 1;
-            true_preds[id] += (f.arg(t, 2) & 1) as u32;
+            if matches!(self.points[p].kind, SyncKind::Barrier(BarKind::Red(_))) {
+                true_preds[id] += (f.arg(t, 2) & 1) as u32;
+            }
             divergent[id] |= p != first_p;
         }
         let mut released = 0u16;
