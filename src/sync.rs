@@ -784,15 +784,13 @@ impl CoopKernel {
         let mut true_preds = [0u32; 16];
         let mut divergent = [false; 16];
         for (t, a) in at.iter().enumerate() {
-            let p = match *a {
-                At::Done => continue,
-                At::Runnable => {
-                    live += 1;
-                    continue;
-                }
-                At::Waiting(p) => p,
-            };
+            if *a == At::Done {
+                continue;
+            }
             live += 1;
+            let At::Waiting(p) = *a else {
+                continue;
+            };
             let Some(id) = self.barrier_id(f, t, p) else {
                 continue;
             };
