@@ -173,9 +173,13 @@ pub struct SyncPoint {
     /// Frame offsets of the registers the point updates in place: `wgmma`'s D; for a run of
     /// `mma`s, each one's A, B, C and D registers in turn.
     pub slots: Vec<i32>,
-    /// Instructions the point performs: consecutive `mma`s of one form are one point
-    /// (`lower::sync::sync_points`), the others one instruction each.
+    /// Instructions the point performs: consecutive `mma`s of one form are one point, and
+    /// so is an `ldmatrix` with the run of them right after it (`lower::sync::sync_points`);
+    /// the others one instruction each.
     pub insts: u32,
+    /// For an `ldmatrix` with a run of `mma`s after it, their form (`slots` holds the
+    /// `ldmatrix`'s registers' slots, then the run's).
+    pub then_mma: Option<MmaForm>,
 }
 
 /// Everything `after_round` needs to know about a cooperative kernel.
@@ -545,9 +549,22 @@ impl CoopKernel {
                     && members >> lane & 1 == 1
                     && members & settled == 0
                 {
-                    match (kind, self.points[point].slots.is_empty()) {
-                        (SyncKind::Mma(form), false) => {
-                            self.mma_run(f, form, &self.points[point].slots, base, members);
+                    let p = &self.points[point];
+                    match (kind, p.then_mma) {
+                        (SyncKind::Mma(form), _) if !p.slots.is_empty() => {
+                            self.mma_run(f, form, &p.slots, base, members);
+                        }
+                        (SyncKind::WarpMatrix { num, trans, .. }, Some(form)) => {
+                            // (The rows to the `ldmatrix`'s registers' slots, where the
+                            // run's first reads them.)
+                            let rows = ldmatrix(num, trans, |l| f.arg(base + l, 0));
+                            let (loaded, run) = p.slots.split_at(num as usize);
+                            for (l, words) in rows.iter().enumerate() {
+                                for (&slot, &w) in loaded.iter().zip(words) {
+                                    f.set_u32(base + l, slot, w as u32);
+                                }
+                            }
+                            self.mma_run(f, form, run, base, members);
                         }
                         _ => self.collective(f, kind, base, at.len(), members),
                     }

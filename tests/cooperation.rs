@@ -581,7 +581,10 @@ fn activemask_in_a_diverged_warp_gives_the_lanes_on_the_same_path() {
 /// One warp: A (16×16) and B (16×8) f16 or bf16 through shared memory, `ldmatrix` (x4 for A,
 /// x2.trans for B; on shared or, if `generic`, on generic addresses from `cvta.shared`),
 /// `mma.m16n8k16` with C = 0.5, D stored row-major as f32.
-fn mma_through_ldmatrix(ty: &str, a: &[u16], b: &[u16], generic: bool) -> Vec<f32> {
+/// `mma` of A and B loaded by `ldmatrix` from shared memory (through generic addresses where
+/// `generic`; where `adjacent`, the second `ldmatrix` right before the `mma`, one sync point
+/// with it).
+fn mma_through_ldmatrix(ty: &str, a: &[u16], b: &[u16], generic: bool, adjacent: bool) -> Vec<f32> {
     let mut ptx = format!(
         "{HEAD}.visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pd)\n{{\n\
          .shared .align 16 .b8 sA[512];\n.shared .align 16 .b8 sB[256];\n\
@@ -606,6 +609,13 @@ fn mma_through_ldmatrix(ty: &str, a: &[u16], b: &[u16], generic: bool) -> Vec<f3
          mul.wide.u32 %rd6, %r11, 4;\nadd.s64 %rd7, %rd3, %rd6;\nst.global.v2.f32 [%rd7], {{%d0, %d1}};\nst.global.v2.f32 [%rd7+256], {{%d2, %d3}};\n\
          ret;\n}}\n"
     );
+    if adjacent {
+        let c = "mov.f32 %c0, 0f3F000000;\nmov.f32 %c1, 0f3F000000;\nmov.f32 %c2, 0f3F000000;\n\
+                 mov.f32 %c3, 0f3F000000;\n";
+        let load_b = "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16 {%b0, %b1}, [%r8];\n";
+        assert!(ptx.contains(c) && ptx.contains(load_b));
+        ptx = ptx.replace(c, "").replace(load_b, &format!("{c}{load_b}"));
+    }
     if generic {
         for (shared, generic) in [
             (
@@ -660,15 +670,19 @@ fn ldmatrix_on_shared_or_generic_addresses_and_mma_m16n8k16_multiply_a_tile() {
             .map(|i| enc(((i * 7 % 13) as f32 - 6.0) / 2.0))
             .collect();
         let b: Vec<u16> = (0..128).map(|i| enc((i * 5 % 11) as f32 - 5.0)).collect();
-        for generic in [false, true] {
-            let got = mma_through_ldmatrix(ty, &a, &b, generic);
+        for (generic, adjacent) in [(false, false), (true, false), (false, true), (true, true)] {
+            let got = mma_through_ldmatrix(ty, &a, &b, generic, adjacent);
             for r in 0..16 {
                 for c in 0..8 {
                     let want: f32 = 0.5
                         + (0..16)
                             .map(|k| dec(a[r * 16 + k]) * dec(b[k * 8 + c]))
                             .sum::<f32>();
-                    assert_eq!(got[r * 8 + c], want, "{ty} D[{r}][{c}], generic {generic}");
+                    assert_eq!(
+                        got[r * 8 + c],
+                        want,
+                        "{ty} D[{r}][{c}], generic {generic}, adjacent {adjacent}"
+                    );
                 }
             }
         }

@@ -53,6 +53,7 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
             _ => continue,
         };
         let mut insts = 1;
+        let mut then_mma = None;
         let slots = match (kind, inst.args.first()) {
             // (The lowering refuses a D that is not all registers.)
             (SyncKind::Wgmma(_), Some(Arg::Vector(d))) => d
@@ -62,19 +63,38 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
                     _ => None,
                 })
                 .collect(),
-            (SyncKind::Mma(_), _) => {
-                let mut slots = mma_run_slots(f, inst, &reg_slots).unwrap_or_default();
-                while !slots.is_empty()
-                    && let Some(next) = body.get(i)
-                    && next.op == inst.op
-                    && !f.labels.contains(&i)
-                    && let Some(more) = mma_run_slots(f, next, &reg_slots)
-                {
-                    slots.extend(more);
-                    insts += 1;
-                    i += 1;
+            (SyncKind::Mma(_), _) => match mma_run_slots(f, inst, &reg_slots) {
+                Some(slots) => extend_mma_run(f, &reg_slots, inst.op, slots, &mut i, &mut insts),
+                None => Vec::new(),
+            },
+            // An `ldmatrix` right before a run of `mma`s (nvcc's gemm loads each B so): one
+            // point with the run, the rows going to its registers' slots.
+            (SyncKind::WarpMatrix { store: false, .. }, Some(rows)) => {
+                let loaded: Option<Vec<i32>> = rows
+                    .elements()
+                    .iter()
+                    .map(|r| match r {
+                        Arg::Reg(r) if f.regs[*r as usize].ty.bits() == 32 => {
+                            Some(reg_slots[*r as usize])
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                let next = body
+                    .get(i)
+                    .filter(|_| inst.guard.is_none() && !f.labels.contains(&i));
+                match (
+                    loaded,
+                    next.map(|n| (n.op, mma_run_slots(f, n, &reg_slots))),
+                ) {
+                    (Some(mut slots), Some((op @ Op::Mma(form), Some(first)))) => {
+                        then_mma = Some(form);
+                        slots.extend(first);
+                        (insts, i) = (insts + 1, i + 1);
+                        extend_mma_run(f, &reg_slots, op, slots, &mut i, &mut insts)
+                    }
+                    _ => Vec::new(),
                 }
-                slots
             }
             _ => Vec::new(),
         };
@@ -83,9 +103,34 @@ pub fn sync_points(f: &Function) -> Vec<SyncPoint> {
             kind,
             slots,
             insts,
+            then_mma,
         });
     }
     points
+}
+
+/// `slots` (a run's so far) and those (`reg_slots`: each register's) of the `mma`s of op
+/// `op` from body position `i` on that join the run (no label before them: a branch may
+/// enter there), `i` and `insts` moved past them.
+fn extend_mma_run(
+    f: &Function,
+    reg_slots: &[i32],
+    op: Op,
+    mut slots: Vec<i32>,
+    i: &mut usize,
+    insts: &mut u32,
+) -> Vec<i32> {
+    let body = f.body.as_deref().unwrap_or(&[]);
+    while let Some(next) = body.get(*i)
+        && next.op == op
+        && !f.labels.contains(i)
+        && let Some(more) = mma_run_slots(f, next, reg_slots)
+    {
+        slots.extend(more);
+        *insts += 1;
+        *i += 1;
+    }
+    slots
 }
 
 /// The save slots of `mma` `inst`'s A, B, C and D registers in turn, where it can be part
@@ -122,10 +167,11 @@ fn mma_run_slots(f: &Function, inst: &checked::Inst, reg_slots: &[i32]) -> Optio
     Some(slots)
 }
 
-/// Whether sync point `p`'s operands and results are in its registers' save slots (a run
-/// of `mma`s; `wgmma` keeps only D there).
+/// Whether sync point `p`'s results are in its registers' save slots, and its operands
+/// but an `ldmatrix`'s row address (a run of `mma`s, after an `ldmatrix` or not; `wgmma`
+/// keeps only D there).
 pub fn in_slots(p: &SyncPoint) -> bool {
-    matches!(p.kind, SyncKind::Mma(_)) && !p.slots.is_empty()
+    matches!(p.kind, SyncKind::Mma(_)) && !p.slots.is_empty() || p.then_mma.is_some()
 }
 
 /// The registers of the instructions sync point `p` performs.
@@ -242,13 +288,13 @@ impl Translator<'_, '_> {
         let in_slots = coop.in_slots[k];
         // 1. Operands (a run of `mma`s: in the registers' slots, saved below; the whole
         // warp takes part).
-        let ready = match in_slots {
-            true => {
+        let ready = match (in_slots, op) {
+            (true, Op::Mma(_)) => {
                 let all = self.b.ins().iconst(types::I64, u32::MAX as i64);
                 self.store_arg(frame::MASK_ARG, all);
                 None
             }
-            false => self.sync_operands(op, a)?,
+            _ => self.sync_operands(op, a)?,
         };
         // 2. Save the registers still needed afterwards, record where to resume, yield.
         self.save_registers(k);
