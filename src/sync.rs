@@ -665,24 +665,18 @@ impl CoopKernel {
     /// releases the lanes `members` (the whole warp).
     fn mma_run(&self, f: &mut Frames, form: MmaForm, slots: &[i32], base: usize, members: u32) {
         let [na, nb, nc, nd] = form.registers().map(|n| n as usize);
-        let n = na + nb + nc;
         let wide = |ty: MmaType| ty == MmaType::F64;
-        let operand_wide: Vec<bool> = [(na, form.a), (nb, form.b), (nc, form.c)]
-            .iter()
-            .flat_map(|&(k, ty)| std::iter::repeat_n(wide(ty), k))
-            .collect();
-        let mut regs = [0; 32 * 16];
-        let mut d = [0; 32 * frame::RESULTS];
+        let operand_wide = |i: usize| match i {
+            _ if i < na => wide(form.a),
+            _ if i < na + nb => wide(form.b),
+            _ => wide(form.c),
+        };
+        let n = na + nb + nc;
         for mma in slots.chunks(n + nd) {
-            for (l, r) in regs.chunks_mut(n).take(32).enumerate() {
-                for ((r, &slot), &wide) in r.iter_mut().zip(&mma[..n]).zip(&operand_wide) {
-                    *r = match wide {
-                        true => f.u64_at(base + l, slot),
-                        false => f.u32_at(base + l, slot) as u64,
-                    };
-                }
-            }
-            crate::mma::mma(form, &regs[..32 * n], &mut d[..32 * nd]);
+            let d = warp_mma(form, 32, |l, i| match operand_wide(i) {
+                true => f.u64_at(base + l, mma[i]),
+                false => f.u32_at(base + l, mma[i]) as u64,
+            });
             for l in 0..32 {
                 for (&slot, &word) in mma[n..].iter().zip(&d[l * nd..]) {
                     match wide(form.d) {
@@ -716,17 +710,8 @@ impl CoopKernel {
             return;
         }
         if let SyncKind::Mma(form) = kind {
-            let n = crate::mma::operand_registers(form);
             let nd = form.registers()[3] as usize;
-            // (A lane's operands fill its ARGS, at most 16 words; D, its RESULTS.)
-            let mut regs = [0; 32 * 16];
-            for (l, r) in regs.chunks_mut(n).take(lanes).enumerate() {
-                for (i, r) in r.iter_mut().enumerate() {
-                    *r = arg(f, l, i as i32);
-                }
-            }
-            let mut d = [0; 32 * frame::RESULTS];
-            crate::mma::mma(form, &regs[..32 * n], &mut d[..32 * nd]);
+            let d = warp_mma(form, lanes, |l, i| arg(f, l, i as i32));
             for l in self::lanes(members) {
                 f.release_with(base + l, &d[l * nd..][..nd], false);
             }
@@ -871,6 +856,28 @@ impl CoopKernel {
         let id = f.arg(t, 0);
         (matches!(self.points[p].kind, SyncKind::Barrier(_)) && id < 16).then_some(id as usize)
     }
+}
+
+/// `mma` `form` over a warp whose first `lanes` lanes give their operand register i by
+/// `operand(lane, i)` (the others zero): each lane's D registers, `form.registers()[3]` a
+/// lane, lane 0's first.
+fn warp_mma(
+    form: MmaForm,
+    lanes: usize,
+    operand: impl Fn(usize, usize) -> u64,
+) -> [u64; 32 * frame::RESULTS] {
+    let n = crate::mma::operand_registers(form);
+    let nd = form.registers()[3] as usize;
+    // (A lane's operands fill its ARGS, at most 16 words; D, its RESULTS.)
+    let mut regs = [0; 32 * 16];
+    for (l, r) in regs.chunks_mut(n).take(lanes).enumerate() {
+        for (i, r) in r.iter_mut().enumerate() {
+            *r = operand(l, i);
+        }
+    }
+    let mut d = [0; 32 * frame::RESULTS];
+    crate::mma::mma(form, &regs[..32 * n], &mut d[..32 * nd]);
+    d
 }
 
 /// The mask of the lanes (of at most 32) for which `each` gives true, lane 0 lowest.

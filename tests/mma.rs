@@ -471,6 +471,26 @@ fn m8n8k4_f16_multiplies_one_matrix_per_quad_pair_in_every_layout() {
     }
 }
 
+/// Runs `k(.param .u64 out, .param .u32 skip)` of `ptx` over one warp and returns `out`:
+/// `words` f32 a lane.
+fn warp_floats(ptx: &str, lane_groups: LaneGroups, skip: u32, words: usize) -> Vec<f32> {
+    let opts = CompileOptions {
+        lane_groups,
+        ..CompileOptions::default()
+    };
+    let module = Module::from_ptx_named("mma.ptx", ptx, &opts).unwrap();
+    let out = DeviceBuffer::zeroed(32 * 4 * words).unwrap();
+    module
+        .kernel("k")
+        .unwrap()
+        .launch(1, 32, &[Arg::buffer(&out), Arg::u32(skip)])
+        .unwrap();
+    out.to_vec::<u32>()
+        .into_iter()
+        .map(f32::from_bits)
+        .collect()
+}
+
 #[test]
 fn consecutive_mmas_run_in_order_each_reading_the_ones_before() {
     // Every A and B element 1 (f16), so each product adds k = 16 wherever the fragments
@@ -512,28 +532,40 @@ fn consecutive_mmas_run_in_order_each_reading_the_ones_before() {
         .into_iter()
         .flat_map(|l| [(l, 0), (l, 1)])
     {
-        let opts = CompileOptions {
-            lane_groups: lanes,
-            ..CompileOptions::default()
-        };
-        let module = Module::from_ptx_named("mma.ptx", &ptx, &opts).unwrap();
-        let out = DeviceBuffer::zeroed(32 * 12).unwrap();
-        module
-            .kernel("k")
-            .unwrap()
-            .launch(1, 32, &[Arg::buffer(&out), Arg::u32(skip)])
-            .unwrap();
-        let got: Vec<f32> = out
-            .to_vec::<u32>()
-            .into_iter()
-            .map(f32::from_bits)
-            .collect();
+        let got = warp_floats(&ptx, lanes, skip, 3);
         let want = match skip {
             0 => [49.0, 33.0, 65.0],
             _ => [0.0, 0.0, 16.0],
         };
         for lane in got.chunks(3) {
             assert_eq!(lane, want, "{lanes:?}, skip {skip}");
+        }
+    }
+}
+
+#[test]
+fn a_guarded_mma_is_performed_where_its_guard_holds() {
+    // (Its operands pass through the frame, not the registers' slots: a guarded mma is no
+    // part of a run.) Every A and B element 1 (f16) and C 1: D = 16 + 1 where the guard
+    // holds, its old value elsewhere.
+    let ptx = ".version 8.0\n.target sm_90\n.address_size 64\n\
+         .visible .entry k(.param .u64 out, .param .u32 skip)\n{\n\
+         .reg .b32 %a<4>, %c<4>, %d<4>, %r<2>;\n.reg .b64 %rd<4>;\n.reg .pred %p;\n\
+         mov.b32 %a0, 0x3C003C00;\nmov.b32 %a1, 0x3C003C00;\nmov.b32 %a2, 0x3C003C00;\n\
+         mov.b32 %a3, 0x3C003C00;\nmov.b32 %c0, 0f3F800000;\nmov.b32 %c1, 0f3F800000;\n\
+         mov.b32 %c2, 0f3F800000;\nmov.b32 %c3, 0f3F800000;\nmov.b32 %d3, 0f40000000;\n\
+         ld.param.u32 %r1, [skip];\nsetp.eq.u32 %p, %r1, 0;\n\
+         @%p mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%d0, %d1, %d2, %d3}, \
+         {%a0, %a1, %a2, %a3}, {%a0, %a1}, {%c0, %c1, %c2, %c3};\n\
+         mov.u32 %r0, %tid.x;\nld.param.u64 %rd0, [out];\nmul.wide.u32 %rd1, %r0, 4;\n\
+         add.s64 %rd2, %rd0, %rd1;\nst.global.b32 [%rd2], %d3;\nret;\n}\n";
+    for (lanes, skip) in [LaneGroups::Always, LaneGroups::Off]
+        .into_iter()
+        .flat_map(|l| [(l, 0), (l, 1)])
+    {
+        let want = if skip == 0 { 17.0 } else { 2.0 };
+        for d in warp_floats(ptx, lanes, skip, 1) {
+            assert_eq!(d, want, "{lanes:?}, skip {skip}");
         }
     }
 }
