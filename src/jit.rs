@@ -640,7 +640,7 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
             crate::sync::CoopKernel {
                 function: fi as u32,
                 frame_bytes: layout.bytes,
-                registers: crate::sync::frame::REGS as usize..layout.regs_end,
+                written_first: crate::sync::frame::WRITTEN_FIRST as usize..layout.regs_end,
                 grid_wide: points
                     .iter()
                     .any(|p| p.kind == crate::sync::SyncKind::GridSync),

@@ -532,7 +532,7 @@ impl Kernel {
         let cooperation = coop.map(|c| ptxjit_runtime::Cooperation {
             header_bytes: crate::sync::frame::HEADER,
             frame_bytes: c.frame_bytes,
-            written_first: c.registers.clone(),
+            written_first: c.written_first.clone(),
             after_round: &after_round,
             grid_wide: c.grid_wide,
         });

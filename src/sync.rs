@@ -34,24 +34,27 @@ pub mod frame {
     pub const RESUME: i32 = 0;
     /// u32: 1 while the thread waits at sync point `RESUME - 1`.
     pub const WAITING: i32 = 4;
-    /// 16 × u64: the operands of the synchronizing instruction (at most 12: `mma.m8n8k4`
-    /// with f32 C); the last is the membermask of warp collectives.
-    pub const ARGS: i32 = 8;
-    pub const MASK_ARG: i32 = 15;
-    /// 8 × u64 result values (`mma`'s D) and a u32 result predicate, written by
-    /// `after_round`.
-    pub const RESULT: i32 = 136;
-    pub const RESULTS: usize = 8;
-    pub const RESULT_PRED: i32 = 200;
+    /// u32: the phase of the cluster barrier the thread last arrived in, plus 1 (0: none).
+    pub const CLUSTER_ARRIVAL: i32 = 8;
     /// u32 and u64: at an mbarrier wait, how many rounds in a row it timed out seeing the
     /// same object word, and that word (`CoopKernel::time_out_waits`).
-    pub const WAIT_ROUNDS: i32 = 204;
-    pub const WAIT_WORD: i32 = 208;
-    /// u32: the phase of the cluster barrier the thread last arrived in, plus 1 (0: none).
-    pub const CLUSTER_ARRIVAL: i32 = 216;
+    pub const WAIT_ROUNDS: i32 = 12;
+    pub const WAIT_WORD: i32 = 16;
+    /// The words above start every block zeroed; the rest of the frame up to the `.local`
+    /// variables, a thread writes before it reads (`CoopKernel::written_first`).
+    pub const WRITTEN_FIRST: i32 = 24;
     /// u32: 1 where the thread's lane group saved its state (`lower::lanes::coop`), so the
     /// registers the group keeps once a group are alike in its lanes; 0 where the thread did.
-    pub const GROUPED: i32 = 220;
+    pub const GROUPED: i32 = 24;
+    /// u32: a result predicate, written by `after_round`.
+    pub const RESULT_PRED: i32 = 28;
+    /// 16 × u64: the operands of the synchronizing instruction (at most 12: `mma.m8n8k4`
+    /// with f32 C); the last is the membermask of warp collectives.
+    pub const ARGS: i32 = 32;
+    pub const MASK_ARG: i32 = 15;
+    /// 8 × u64 result values (`mma`'s D), written by `after_round`.
+    pub const RESULT: i32 = 160;
+    pub const RESULTS: usize = 8;
     /// Saved registers start here.
     pub const REGS: i32 = 224;
     pub const DONE: u32 = u32::MAX;
@@ -186,10 +189,13 @@ pub struct SyncPoint {
 pub struct CoopKernel {
     pub function: u32,
     pub frame_bytes: usize,
-    /// The registers' save slots in a frame: each thread writes those it reads there (a
-    /// sync point's save and restore take the same registers, those live after it), so
-    /// they need no zeroing between blocks (`ptxjit_runtime::Cooperation::written_first`).
-    pub registers: std::ops::Range<usize>,
+    /// The part of a frame each thread writes before it reads it, which needs no zeroing
+    /// between blocks (`ptxjit_runtime::Cooperation::written_first`): from
+    /// [`frame::WRITTEN_FIRST`] to the end of the registers' save slots. A sync point writes
+    /// every operand word its kind reads, `after_round` every result word it releases a
+    /// thread to read, and a sync point's save and restore take the same registers, those
+    /// live after it.
+    pub written_first: std::ops::Range<usize>,
     pub points: Vec<SyncPoint>,
     /// Bytes of static shared memory (the dynamic part follows them).
     pub static_shared: u32,
@@ -287,6 +293,15 @@ impl CoopKernel {
         ctxs: &[BlockContext],
     ) -> Result<bool, (usize, u64)> {
         let n = (ctxs[0].ntid[0] * ctxs[0].ntid[1] * ctxs[0].ntid[2]) as usize;
+        if let [_] = ctxs {
+            let mut f = Frames {
+                bytes: &mut *bytes,
+                size: self.frame_bytes,
+            };
+            if let Some(done) = self.whole_block_round(&mut f, n) {
+                return Ok(done);
+            }
+        }
         let mut blocks: Vec<Frames> = bytes
             .chunks_mut(bytes.len() / ctxs.len())
             .map(|bytes| Frames {
@@ -359,6 +374,38 @@ impl CoopKernel {
             Completer::Warp | Completer::Warpgroup => status::INCOMPLETE_COLLECTIVE,
         };
         Err((rank, self.fail(kind, point)))
+    }
+
+    /// The rounds a lone block spends most of its time in, in one look at each thread: all
+    /// its threads wait at one `bar.sync` of the whole block (which then completes), or all
+    /// are done (`Some(true)`). `None` for any other round, which takes the general path.
+    fn whole_block_round(&self, f: &mut Frames, n: usize) -> Option<bool> {
+        let state = |f: &Frames, t: usize| f.u64_at(t, frame::RESUME);
+        let first = state(f, 0);
+        if first as u32 == frame::DONE {
+            return (1..n)
+                .all(|t| state(f, t) as u32 == frame::DONE)
+                .then_some(true);
+        }
+        let (resume, waiting) = (first as u32, (first >> 32) as u32);
+        if waiting != 1 || resume == 0 {
+            return None;
+        }
+        // (With every thread there, a count up to the block's completes the barrier and
+        // leaves its `bar.arrive` arrivals as they are, as in `barriers`.)
+        let p = resume as usize - 1;
+        let id = f.arg(0, 0);
+        if self.points[p].kind != SyncKind::Barrier(BarKind::Sync)
+            || id >= 16
+            || f.arg(0, 1) > n as u64
+        {
+            return None;
+        }
+        if !(1..n).all(|t| state(f, t) == first && f.arg(t, 0) == id) {
+            return None;
+        }
+        (0..n).for_each(|t| f.wake(t));
+        Some(false)
     }
 
     /// What one block's waiting threads asked for that the block alone can give; whether

@@ -276,6 +276,23 @@ fn a_cluster_wait_holds_until_late_threads_arrive() {
 }
 
 #[test]
+fn a_cluster_wait_holds_until_late_threads_arrive_in_every_cluster_a_worker_runs() {
+    // Clusters of two blocks of two threads, 32 clusters one after another on each worker:
+    // rank 1 passes three block barriers, stores its thread's word to global memory and
+    // arrives once; rank 0 arrives at once, then copies rank 1's words to its own. (A frame
+    // that kept the last cluster's arrival would let rank 0 through early.)
+    let body = "setp.eq.u32 %p1, %rank, 0;\n@%p1 bra ARRIVE;\nbar.sync 0;\nbar.sync 0;\nbar.sync 0;\n\
+         mov.u32 %r2, %ctaid.x;\nmad.lo.u32 %r2, %r2, 100, %t;\nst.global.u32 [%o], %r2;\n\
+         ARRIVE:\nbarrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;\n\
+         @!%p1 bra END;\nld.global.u32 %r3, [%o+8];\nst.global.u32 [%o], %r3;\nEND:";
+    let got = run("", body, 128, Some(2), 2, 256).unwrap();
+    let want: Vec<u32> = (0..128)
+        .flat_map(|b| [0, 1].map(|t| (b | 1) * 100 + t))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
 fn a_cluster_wait_after_a_warp_collective_holds_until_late_threads_arrive() {
     // As above, after a `shfl.sync` of every lane, with rank 1 late by two more: the wait is
     // no warp collective, whatever membermask the warp's last collective gave.

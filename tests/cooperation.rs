@@ -86,6 +86,39 @@ fn a_barrier_some_threads_never_reach_is_an_error_naming_kernel_and_line() {
 }
 
 #[test]
+fn threads_at_one_bar_sync_for_all_threads_naming_different_barriers_never_complete() {
+    // Each warp names its own barrier, and each barrier waits for all 64 threads.
+    let err = run("", "shr.u32 %r1, %t, 5;\nbar.sync %r1;", 64, 1, 64).unwrap_err();
+    assert!(
+        err.starts_with("kernel 'k': barrier that can never complete"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bar_sync_counting_more_threads_than_the_block_has_never_completes() {
+    let err = run("", "bar.sync 0, 96;", 64, 1, 64).unwrap_err();
+    assert!(
+        err.starts_with("kernel 'k': barrier that can never complete"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_bar_sync_counting_fewer_threads_than_wait_releases_them_all() {
+    // Each warp names its own barrier, counting one warp.
+    let got = run(
+        "",
+        "shr.u32 %r1, %t, 5;\nbar.sync %r1, 32;\nst.global.u32 [%o], %r1;",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    assert_eq!(got, [[0; 32], [1; 32]].concat());
+}
+
+#[test]
 fn threads_at_different_bar_sync_instructions_are_a_divergent_barrier() {
     let err = run(
         "",
