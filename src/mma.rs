@@ -18,6 +18,9 @@ use crate::frontend::checked::{MmaForm, MmaType};
 /// sum are what this promises (exact for integers and for sums without cancellation).
 pub fn mma(form: MmaForm, regs: &[u64], out: &mut [u64]) {
     out.fill(0);
+    if halves_m16n8k16(form) {
+        return halves_product(form, regs, out);
+    }
     each_product(form, |lanes| match form.d {
         MmaType::S32 | MmaType::F64 => value_product(form, regs, lanes, out),
         _ => float_product(form, regs, lanes, out),
@@ -112,6 +115,78 @@ fn float_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) 
             let bits = round_sum(form.d, sums[at] + c[at]);
             out[l * nd + reg] |= bits << (shift * j);
         }
+    }
+}
+
+/// Whether `form` is `m16n8k16` on halves (f16 or bf16 A and B, f16 or f32 C and D): nvcc's
+/// and Triton's product, which [`halves_product`] computes.
+fn halves_m16n8k16(form: MmaForm) -> bool {
+    use MmaType::{BF16, F16, F32};
+    (form.m, form.n, form.k) == (16, 8, 16)
+        && matches!(form.a, F16 | BF16)
+        && form.b == form.a
+        && matches!(form.c, F16 | F32)
+        && matches!(form.d, F16 | F32)
+}
+
+/// [`float_product`] of the warp for an `m16n8k16` on halves, its fragments placed
+/// directly: each register holds neighbours of a row of A or C or of a column of B (the
+/// lane 4g + t holds A's rows g and g + 8, columns 2t, 2t + 1 and 2t + 8, 2t + 9; B's column
+/// g, rows the same as A's columns; C's rows g and g + 8, columns 2t and 2t + 1: [`a_m16`],
+/// [`b_at`], [`cd_at`]), and A and B are decoded a matrix at a time. (The general placement,
+/// an element at a time through the form's tables, took three times the product's
+/// arithmetic in Triton's matmul.)
+fn halves_product(form: MmaForm, regs: &[u64], out: &mut [u64]) {
+    let stride = operand_registers(form);
+    // (Elements a register: 2 halves, or 1 f32.)
+    let (c_per, d_per) = (32 / form.c.bits() as usize, 32 / form.d.bits() as usize);
+    let nd = form.registers()[3] as usize;
+    // A row-major, B column by column (transposed), as their halves' bits.
+    let (mut a, mut bt) = ([0u16; 16 * 16], [0u16; 8 * 16]);
+    let mut c = [0.0; 16 * 8];
+    // (row × 8 + column of C and D element i of the lane with group g and thread t.)
+    let cd = |g: usize, t: usize, i: usize| (g + 8 * (i / 2)) * 8 + 2 * t + i % 2;
+    for (l, r) in regs.chunks_exact(stride).take(32).enumerate() {
+        let (g, t) = (l / 4, l % 4);
+        let pair = |to: &mut [u16], at: usize, reg: u64| {
+            to[at] = reg as u16;
+            to[at + 1] = (reg >> 16) as u16;
+        };
+        for (reg, &w) in r[..4].iter().enumerate() {
+            pair(&mut a, (g + 8 * (reg % 2)) * 16 + 2 * t + 8 * (reg / 2), w);
+        }
+        for (reg, &w) in r[4..6].iter().enumerate() {
+            pair(&mut bt, g * 16 + 2 * t + 8 * reg, w);
+        }
+        for i in 0..4 {
+            c[cd(g, t, i)] = float_element(form.c, r[6 + i / c_per], i % c_per);
+        }
+    }
+    let a = halves_to_f64(form.a, &a);
+    let bt = halves_to_f64(form.b, &bt);
+    let b: [f64; 16 * 8] = std::array::from_fn(|i| bt[i % 8 * 16 + i / 8]);
+    let mut sums = [0.0; 16 * 8];
+    product_sums(&a, &b, (16, 8, 16), &mut sums);
+    for (l, d) in out.chunks_exact_mut(nd).take(32).enumerate() {
+        for i in 0..4 {
+            let at = cd(l / 4, l % 4, i);
+            let bits = round_sum(form.d, sums[at] + c[at]);
+            d[i / d_per] |= bits << (16 * (i % d_per));
+        }
+    }
+}
+
+/// The values of `bits`, halves of type `ty` (f16 or bf16), exactly.
+fn halves_to_f64<const N: usize>(ty: MmaType, bits: &[u16; N]) -> [f64; N] {
+    match ty {
+        MmaType::F16 => {
+            use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+            let mut values = [0.0; N];
+            bits.reinterpret_cast::<half::f16>()
+                .convert_to_f64_slice(&mut values);
+            values
+        }
+        _ => bits.map(|h| f32::from_bits((h as u32) << 16) as f64),
     }
 }
 
@@ -407,8 +482,9 @@ pub(crate) fn round_sum(d: MmaType, sum: f64) -> u64 {
 mod tests {
     use super::*;
 
-    /// Every float form's product on flat arrays equals the general one's, bit for bit, on
-    /// registers of random bits (NaNs, infinities and subnormals among them).
+    /// Every float form's product on flat arrays ([`halves_product`]'s, [`float_product`]'s)
+    /// equals the general one's, bit for bit, on registers of random bits (NaNs, infinities
+    /// and subnormals among them).
     #[test]
     fn a_float_product_is_the_value_product() {
         let form = |m, n, k, d, ab, c| MmaForm {
@@ -427,6 +503,8 @@ mod tests {
         let forms = [
             form(16, 8, 16, F32, F16, F32),
             form(16, 8, 16, F16, F16, F16),
+            form(16, 8, 16, F16, F16, F32),
+            form(16, 8, 16, F32, F16, F16),
             form(16, 8, 8, F32, F16, F32),
             form(16, 8, 16, F32, BF16, F32),
             form(16, 8, 8, F32, Tf32, F32),
@@ -454,10 +532,8 @@ mod tests {
             for _ in 0..50 {
                 let regs: Vec<u64> = (0..32 * operand_registers(f)).map(|_| random()).collect();
                 let (mut fast, mut slow) = (vec![0; 32 * nd], vec![0; 32 * nd]);
-                each_product(f, |lanes| {
-                    float_product(f, &regs, lanes, &mut fast);
-                    value_product(f, &regs, lanes, &mut slow);
-                });
+                mma(f, &regs, &mut fast);
+                each_product(f, |lanes| value_product(f, &regs, lanes, &mut slow));
                 assert_eq!(fast, slow, "{f:?}");
             }
         }

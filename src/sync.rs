@@ -210,6 +210,13 @@ struct Frames<'a> {
 }
 
 impl Frames<'_> {
+    /// Thread `t`'s frame.
+    fn frame(&self, t: usize) -> &[u8] {
+        &self.bytes[frame::HEADER + t * self.size..][..self.size]
+    }
+    fn frame_mut(&mut self, t: usize) -> &mut [u8] {
+        &mut self.bytes[frame::HEADER + t * self.size..][..self.size]
+    }
     fn u32_at(&self, t: usize, off: i32) -> u32 {
         let i = frame::HEADER + t * self.size + off as usize;
         u32::from_le_bytes(self.bytes[i..i + 4].try_into().expect("4 bytes"))
@@ -712,23 +719,28 @@ impl CoopKernel {
     /// releases the lanes `members` (the whole warp).
     fn mma_run(&self, f: &mut Frames, form: MmaForm, slots: &[i32], base: usize, members: u32) {
         let [na, nb, nc, nd] = form.registers().map(|n| n as usize);
-        let wide = |ty: MmaType| ty == MmaType::F64;
-        let operand_wide = |i: usize| match i {
-            _ if i < na => wide(form.a),
-            _ if i < na + nb => wide(form.b),
-            _ => wide(form.c),
+        // (Registers of 64 bits: `.f64`'s, all four operands'.)
+        let wide = form.d == MmaType::F64;
+        let word = |frame: &[u8], slot: i32| {
+            let at = &frame[slot as usize..];
+            match wide {
+                true => u64::from_le_bytes(at[..8].try_into().expect("8 bytes")),
+                false => u32::from_le_bytes(at[..4].try_into().expect("4 bytes")) as u64,
+            }
         };
-        let n = na + nb + nc;
-        for mma in slots.chunks(n + nd) {
-            let d = warp_mma(form, 32, |l, i| match operand_wide(i) {
-                true => f.u64_at(base + l, mma[i]),
-                false => f.u32_at(base + l, mma[i]) as u64,
-            });
-            for l in 0..32 {
-                for (&slot, &word) in mma[n..].iter().zip(&d[l * nd..]) {
-                    match wide(form.d) {
-                        true => f.set_u64(base + l, slot, word),
-                        false => f.set_u32(base + l, slot, word as u32),
+        for mma in slots.chunks(na + nb + nc + nd) {
+            let (operands, results) = mma.split_at(na + nb + nc);
+            let d = {
+                let lanes: [&[u8]; 32] = std::array::from_fn(|l| f.frame(base + l));
+                warp_mma(form, 32, |l, i| word(lanes[l], operands[i]))
+            };
+            for (l, d) in d.chunks_exact(nd).take(32).enumerate() {
+                let frame = f.frame_mut(base + l);
+                for (&slot, &w) in results.iter().zip(d) {
+                    let at = &mut frame[slot as usize..];
+                    match wide {
+                        true => at[..8].copy_from_slice(&w.to_le_bytes()),
+                        false => at[..4].copy_from_slice(&(w as u32).to_le_bytes()),
                     }
                 }
             }
