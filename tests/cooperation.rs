@@ -119,6 +119,30 @@ fn a_bar_sync_counting_fewer_threads_than_wait_releases_them_all() {
 }
 
 #[test]
+fn lanes_released_apart_from_a_barrier_go_on_with_every_register() {
+    // Threads 0–31 wait together, each eight at barrier 0 or 1 in turn. Threads 32–47 make
+    // up barrier 0's count, but barrier 1's other threads (64–79) first pass barrier 2: so
+    // barrier 0 completes a round before barrier 1, and the lanes that waited together go
+    // on apart, each with the values it had, uniform (%r2), lane-affine (%r3) or neither
+    // (%r1).
+    let got = run(
+        "",
+        "shr.u32 %r1, %t, 3;\nand.b32 %r1, %r1, 1;\nmul.lo.u32 %r2, %n, 3;\nshl.b32 %r3, %t, 2;\n\
+         setp.lt.u32 %p1, %t, 32;\n@!%p1 bra OTHERS;\nbar.sync %r1, 32;\nbra DONE;\n\
+         OTHERS:\nsetp.lt.u32 %p2, %t, 64;\n@%p2 bra MIDDLE;\nbar.sync 2, 32;\n\
+         setp.lt.u32 %p3, %t, 80;\n@!%p3 bra DONE;\nbar.sync 1, 32;\nbra DONE;\n\
+         MIDDLE:\nsetp.lt.u32 %p4, %t, 48;\n@!%p4 bra DONE;\nbar.sync 0, 32;\n\
+         DONE:\nadd.u32 %r4, %r2, %r3;\nadd.u32 %r4, %r4, %r1;\nst.global.u32 [%o], %r4;",
+        96,
+        1,
+        96,
+    )
+    .unwrap();
+    let want: Vec<u32> = (0..96).map(|t| 288 + 4 * t + (t >> 3 & 1)).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
 fn threads_at_different_bar_sync_instructions_are_a_divergent_barrier() {
     let err = run(
         "",

@@ -26,7 +26,7 @@
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{self, Block, InstBuilder, MemFlagsData, Value, types};
 
-use super::vector_of;
+use super::{Held, vector_of};
 use crate::frontend::checked::{self, Op};
 use crate::lower::simd::warp::Members;
 use crate::lower::{LResult, Translator};
@@ -62,6 +62,17 @@ impl CoopLanes {
             alone_site,
             done: b.create_block(),
         }
+    }
+}
+
+/// The stride between lanes of register `r` where the group keeps it once (lane 0's value,
+/// as [`Held::Once`]): 0 for a uniform register, a derived one's stride.
+fn kept_once(lanes: &super::Lanes, r: u32) -> Option<i64> {
+    let i = r as usize;
+    match (lanes.uniform[i], lanes.derived[i]) {
+        (true, _) => Some(0),
+        (_, true) => lanes.strides[i],
+        _ => None,
     }
 }
 
@@ -139,6 +150,7 @@ impl Translator<'_, '_> {
         self.b.ins().brif(apart, alone, &[], together, &[]);
         self.b.seal_block(together);
         self.b.switch_to_block(alone);
+        self.fill_kept_once(r0, grouped, &frames);
         self.go_alone();
         self.b.switch_to_block(together);
         let (resume, next_group) = {
@@ -167,6 +179,71 @@ impl Translator<'_, '_> {
             .b
             .create_jump_table(ir::JumpTableData::new(default, &targets));
         self.b.ins().br_table(r0, table);
+    }
+
+    /// Before the lanes of a group that the group saved (`grouped`: every lane's
+    /// `frame::GROUPED`) go on alone: the registers the group keeps once, which it saved in
+    /// lane 0's frame only ([`Self::save_lanes`]), into every lane's, for the sync point
+    /// lane 0 waits at (`r0`, its `frame::RESUME`). (Every lane still set there has not run
+    /// since that save, or it would have saved itself: each waits at that point, or has
+    /// finished and needs nothing. So filling again, a later round, writes what is there.)
+    fn fill_kept_once(&mut self, r0: Value, grouped: Value, frames: &[Value]) {
+        let flags = MemFlagsData::trusted();
+        let coop = self.coop.as_ref().expect("cooperative");
+        let (saved, slots) = (coop.saved.clone(), coop.layout.regs.clone());
+        let lanes = self.lanes.as_ref().expect("grouped");
+        let body = self.func.body.as_deref().expect("defined");
+        let points = crate::lower::sync::sync_points(self.func);
+        // Per sync point the group saves: its registers kept once, and their strides.
+        let kept: Vec<Vec<(u32, i64)>> = points
+            .iter()
+            .zip(&saved)
+            .map(|(p, saved)| match saves_as_group(&body[p.inst as usize]) {
+                true => saved
+                    .iter()
+                    .filter_map(|&r| kept_once(lanes, r).map(|s| (r, s)))
+                    .collect(),
+                false => Vec::new(),
+            })
+            .collect();
+        let go = self.b.create_block();
+        let fill = self.b.create_block();
+        self.b.ins().brif(grouped, fill, &[], go, &[]);
+        self.b.seal_block(fill);
+        self.b.switch_to_block(fill);
+        let blocks: Vec<Block> = kept.iter().map(|_| self.b.create_block()).collect();
+        let dfg = &mut self.b.func.dfg;
+        let targets: Vec<ir::BlockCall> = std::iter::once(dfg.block_call(go, &[]))
+            .chain(blocks.iter().map(|&blk| dfg.block_call(blk, &[])))
+            .collect();
+        let default = self.b.func.dfg.block_call(go, &[]);
+        let table = self
+            .b
+            .create_jump_table(ir::JumpTableData::new(default, &targets));
+        self.b.ins().br_table(r0, table);
+        for (regs, blk) in kept.iter().zip(blocks) {
+            self.b.seal_block(blk);
+            self.b.switch_to_block(blk);
+            let first: Vec<Value> = regs
+                .iter()
+                .map(|&(r, _)| {
+                    let ty = self.func.regs[r as usize].ty.ir_type();
+                    self.b.ins().load(ty, flags, frames[0], slots[r as usize])
+                })
+                .collect();
+            for (lane, &f) in frames.iter().enumerate() {
+                for (&(r, stride), &v) in regs.iter().zip(&first) {
+                    let v = match stride * lane as i64 {
+                        0 => v,
+                        step => self.b.ins().iadd_imm_s(v, step),
+                    };
+                    self.b.ins().store(flags, v, f, slots[r as usize]);
+                }
+            }
+            self.b.ins().jump(go, &[]);
+        }
+        self.b.seal_block(go);
+        self.b.switch_to_block(go);
     }
 
     /// Runs each lane of the group alone from where its frame says, one after another
@@ -275,10 +352,20 @@ impl Translator<'_, '_> {
         let frame0 = self.lane_frame0();
         let held = self.hold_lanes(&saved);
         let [resume_at, one] = [k as i64 + 1, 1].map(|v| self.b.ins().iconst(types::I32, v));
+        // A register the group keeps once goes to lane 0's frame alone: the group resumes
+        // it from there, and lanes that go on alone first get it in theirs
+        // (`fill_kept_once`).
+        for (&r, h) in saved.iter().zip(&held) {
+            if let Held::Once(x, _) = h {
+                self.b.ins().store(flags, *x, frame0, slots[r as usize]);
+            }
+        }
         self.each_frame(frame0, |t, lane, f| {
             for (&r, h) in saved.iter().zip(&held) {
-                let v = t.held_lane(r, *h, lane);
-                t.b.ins().store(flags, v, f, slots[r as usize]);
+                if let Held::Area(..) = h {
+                    let v = t.held_lane(r, *h, lane);
+                    t.b.ins().store(flags, v, f, slots[r as usize]);
+                }
             }
             t.b.ins().store(flags, resume_at, f, frame::RESUME);
             t.b.ins().store(flags, one, f, frame::WAITING);
