@@ -82,6 +82,20 @@ fn lanes_that_agree_at_a_loop_branch_stay_together() {
 }
 
 #[test]
+fn f32_nan_results_are_canonical_wherever_an_instruction_sees_their_bits() {
+    // A NaN of each thread's own payload: %r6's NaN, read only by `mul`, is that `mul`'s to
+    // make canonical; %r7 is stored and %r8 negated (a sign operation keeps a NaN's bits),
+    // so theirs are canonical where they are computed. n selects the word stored.
+    let ptx = kernel(
+        "or.b32 %r5, %r4, 0xFFC00000;\nadd.f32 %r6, %r5, 0f3F800000;\nmul.f32 %r7, %r6, 0f40000000;\n\
+         add.f32 %r8, %r5, 0f3F800000;\nneg.f32 %r10, %r8;\nsetp.eq.u32 %p1, %r9, 0;\n\
+         selp.b32 %r11, %r7, %r10, %p1;\nst.global.u32 [%rd3], %r11;\nret;",
+    );
+    check_all_modes(&ptx, 2, [64, 1, 1], 0, &[0x7FFF_FFFF; 128]);
+    check_all_modes(&ptx, 2, [64, 1, 1], 1, &[0xFFFF_FFFF; 128]);
+}
+
+#[test]
 fn lanes_that_disagree_at_a_branch_continue_one_by_one() {
     // Per-thread trip counts (tid mod 5), and a branch on odd threads before it.
     let ptx = kernel(

@@ -8,11 +8,37 @@ use cranelift_codegen::ir::{InstBuilder, Value, types};
 
 use super::softfloat;
 use super::{LResult, Translator};
-use crate::frontend::checked::{Arg, FloatMods, FloatOp, Rounding, TestOp};
+use crate::frontend::checked::{Arg, FloatMods, FloatOp, Function, Op, Rounding, TestOp};
 use crate::semantics::directed::{Arith, DIRECTIONS};
 use crate::types::PtxType;
 
+/// The registers no instruction sees a NaN's bits of: every instruction that reads one is
+/// f32 arithmetic that makes a NaN result canonical itself (not a sign operation, which
+/// keeps a NaN's bits). An f32 operation that writes such a register leaves its NaN as
+/// the host gives it (x86 keeps an input NaN's payload, where PTX gives the canonical NaN):
+/// that NaN reaches nothing but a NaN result of that arithmetic, canonical there. (An fma
+/// chain's steps: its vector compare and select were half each step's latency.)
+pub(super) fn nan_unseen(f: &Function) -> Vec<bool> {
+    let mut unseen = vec![true; f.regs.len()];
+    for inst in f.body.iter().flatten() {
+        let canonical = matches!(inst.op, Op::Float { op, ty: PtxType::F32, .. }
+            if !op.is_sign_operation());
+        if !canonical {
+            for r in super::liveness::sources(inst) {
+                unseen[r as usize] = false;
+            }
+        }
+    }
+    unseen
+}
+
 impl Translator<'_, '_> {
+    /// Whether an f32 result written to `dst` must be made canonical where it is NaN
+    /// (see [`nan_unseen`]).
+    pub(super) fn nan_seen(&self, dst: &Arg) -> bool {
+        !matches!(dst, Arg::Reg(r) if self.nan_unseen[*r as usize])
+    }
+
     pub fn float(&mut self, op: FloatOp, ty: PtxType, mods: FloatMods, a: &[Arg]) -> LResult {
         if !ty.is_float() {
             return Err(self.err(format!("{op:?} is not defined on {ty}")));
@@ -99,7 +125,7 @@ impl Translator<'_, '_> {
         if mods.ftz {
             r = softfloat::flush_subnormal(self.b, r);
         }
-        if ty == PtxType::F32 && !op.is_sign_operation() {
+        if ty == PtxType::F32 && !op.is_sign_operation() && self.nan_seen(&a[0]) {
             r = softfloat::canonicalize_f32(self.b, r);
         }
         self.write(&a[0], r, ty)

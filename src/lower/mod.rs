@@ -196,6 +196,8 @@ pub struct Translator<'a, 'b> {
     polls: Option<(Variable, Variable)>,
     /// Check every computed address (`confine`).
     confined: bool,
+    /// Per register: no instruction sees a NaN's bits in it (`float::nan_unseen`).
+    nan_unseen: Vec<bool>,
     /// Where the thread's `.local` variables are, and how many bytes.
     local_window: Option<(VarLoc, u64)>,
     /// A called function: its callers' `.local` windows, which a generic address may reach
@@ -450,6 +452,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             lanes: None,
             polls: None,
             confined: options.confine,
+            nan_unseen: float::nan_unseen(func),
             local_window,
             callers_locals,
             locals_record: None,

@@ -825,7 +825,7 @@ impl Translator<'_, '_> {
         if mods.ftz {
             r = self.v_flush_f32(r);
         }
-        if !op.is_sign_operation() {
+        if !op.is_sign_operation() && self.nan_seen(&a[0]) {
             r = r
                 .into_iter()
                 .map(|v| super::softfloat::canonicalize_f32(self.b, v))
