@@ -385,7 +385,8 @@ impl CoopKernel {
 
     /// The rounds a lone block spends most of its time in, in one look at each thread: all
     /// its threads wait at one `bar.sync` of the whole block (which then completes), or all
-    /// are done (`Some(true)`). `None` for any other round, which takes the general path.
+    /// at one warp collective of whole warps (performed warp by warp), or all are done
+    /// (`Some(true)`). `None` for any other round, which takes the general path.
     fn whole_block_round(&self, f: &mut Frames, n: usize) -> Option<bool> {
         let state = |f: &Frames, t: usize| f.u64_at(t, frame::RESUME);
         let first = state(f, 0);
@@ -398,20 +399,36 @@ impl CoopKernel {
         if waiting != 1 || resume == 0 {
             return None;
         }
-        // (With every thread there, a count up to the block's completes the barrier and
-        // leaves its `bar.arrive` arrivals as they are, as in `barriers`.)
         let p = resume as usize - 1;
-        let id = f.arg(0, 0);
-        if self.points[p].kind != SyncKind::Barrier(BarKind::Sync)
-            || id >= 16
-            || f.arg(0, 1) > n as u64
-        {
-            return None;
+        let kind = self.points[p].kind;
+        match kind {
+            SyncKind::Barrier(BarKind::Sync) => {
+                // (With every thread there, a count up to the block's completes the barrier
+                // and leaves its `bar.arrive` arrivals as they are, as in `barriers`.)
+                let id = f.arg(0, 0);
+                if id >= 16 || f.arg(0, 1) > n as u64 {
+                    return None;
+                }
+                if !(1..n).all(|t| state(f, t) == first && f.arg(t, 0) == id) {
+                    return None;
+                }
+                (0..n).for_each(|t| f.wake(t));
+            }
+            // (`activemask` names no members: its own rule, in `warp_collectives`.)
+            _ if kind.completer() == Completer::Warp
+                && kind != SyncKind::Activemask
+                && n.is_multiple_of(32) =>
+            {
+                let whole_warp = |t| f.arg(t, frame::MASK_ARG) as u32 == u32::MAX;
+                if !(1..n).all(|t| state(f, t) == first) || !(0..n).all(whole_warp) {
+                    return None;
+                }
+                for base in (0..n).step_by(32) {
+                    self.warp_point(f, p, base, 32, u32::MAX);
+                }
+            }
+            _ => return None,
         }
-        if !(1..n).all(|t| state(f, t) == first && f.arg(t, 0) == id) {
-            return None;
-        }
-        (0..n).for_each(|t| f.wake(t));
         Some(false)
     }
 
@@ -603,25 +620,7 @@ impl CoopKernel {
                     && members >> lane & 1 == 1
                     && members & settled == 0
                 {
-                    let p = &self.points[point];
-                    match (kind, p.then_mma) {
-                        (SyncKind::Mma(form), _) if !p.slots.is_empty() => {
-                            self.mma_run(f, form, &p.slots, base, members);
-                        }
-                        (SyncKind::WarpMatrix { num, trans, .. }, Some(form)) => {
-                            // (The rows to the `ldmatrix`'s registers' slots, where the
-                            // run's first reads them.)
-                            let rows = ldmatrix(num, trans, |l| f.arg(base + l, 0));
-                            let (loaded, run) = p.slots.split_at(num as usize);
-                            for (l, words) in rows.iter().enumerate() {
-                                for (&slot, &w) in loaded.iter().zip(words) {
-                                    f.set_u32(base + l, slot, w as u32);
-                                }
-                            }
-                            self.mma_run(f, form, run, base, members);
-                        }
-                        _ => self.collective(f, kind, base, at.len(), members),
-                    }
+                    self.warp_point(f, point, base, at.len(), members);
                     settled |= members;
                     progress = true;
                 } else if members & done != 0 {
@@ -630,6 +629,30 @@ impl CoopKernel {
             }
         }
         Ok(progress)
+    }
+
+    /// Performs sync point `point`, a warp's, for the lanes `members` of the warp whose first
+    /// thread is `base` and that has `lanes` lanes, and releases them.
+    fn warp_point(&self, f: &mut Frames, point: usize, base: usize, lanes: usize, members: u32) {
+        let p = &self.points[point];
+        match (p.kind, p.then_mma) {
+            (SyncKind::Mma(form), _) if !p.slots.is_empty() => {
+                self.mma_run(f, form, &p.slots, base, members);
+            }
+            (SyncKind::WarpMatrix { num, trans, .. }, Some(form)) => {
+                // (The rows to the `ldmatrix`'s registers' slots, where the run's first
+                // reads them.)
+                let rows = ldmatrix(num, trans, |l| f.arg(base + l, 0));
+                let (loaded, run) = p.slots.split_at(num as usize);
+                for (l, words) in rows.iter().enumerate() {
+                    for (&slot, &w) in loaded.iter().zip(words) {
+                        f.set_u32(base + l, slot, w as u32);
+                    }
+                }
+                self.mma_run(f, form, run, base, members);
+            }
+            (kind, _) => self.collective(f, kind, base, lanes, members),
+        }
     }
 
     /// Performs every `wgmma` whose warpgroup's 128 threads all wait at it.

@@ -440,6 +440,25 @@ fn votes_ballot_and_match_over_a_warp() {
 }
 
 #[test]
+fn a_ballot_of_half_warp_membermasks_counts_each_half_apart() {
+    // Every lane at the one vote, lanes 0–15 naming themselves, lanes 16–31 themselves.
+    let got = run(
+        "",
+        "setp.lt.u32 %p1, %lane, 16;\nselp.b32 %r1, 0x0000FFFF, 0xFFFF0000, %p1;\n\
+         and.b32 %r2, %lane, 8;\nsetp.ne.u32 %p2, %r2, 0;\nvote.sync.ballot.b32 %r3, %p2, %r1;\n\
+         st.global.u32 [%o], %r3;",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    let want: Vec<u32> = (0..64)
+        .map(|t| if t % 32 < 16 { 0x0000_FF00 } else { 0xFF00_0000 })
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[test]
 fn bar_red_popc_and_or() {
     let got = run(
         "",
