@@ -453,7 +453,13 @@ fn a_ballot_of_half_warp_membermasks_counts_each_half_apart() {
     )
     .unwrap();
     let want: Vec<u32> = (0..64)
-        .map(|t| if t % 32 < 16 { 0x0000_FF00 } else { 0xFF00_0000 })
+        .map(|t| {
+            if t % 32 < 16 {
+                0x0000_FF00
+            } else {
+                0xFF00_0000
+            }
+        })
         .collect();
     assert_eq!(got, want);
 }

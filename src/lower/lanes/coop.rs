@@ -150,7 +150,7 @@ impl Translator<'_, '_> {
         self.b.ins().brif(apart, alone, &[], together, &[]);
         self.b.seal_block(together);
         self.b.switch_to_block(alone);
-        self.fill_kept_once(r0, grouped, &frames);
+        self.fill_kept_once(r0, grouped, frames[0]);
         self.go_alone();
         self.b.switch_to_block(together);
         let (resume, next_group) = {
@@ -187,7 +187,7 @@ impl Translator<'_, '_> {
     /// lane 0 waits at (`r0`, its `frame::RESUME`). (Every lane still set there has not run
     /// since that save, or it would have saved itself: each waits at that point, or has
     /// finished and needs nothing. So filling again, a later round, writes what is there.)
-    fn fill_kept_once(&mut self, r0: Value, grouped: Value, frames: &[Value]) {
+    fn fill_kept_once(&mut self, r0: Value, grouped: Value, frame0: Value) {
         let flags = MemFlagsData::trusted();
         let coop = self.coop.as_ref().expect("cooperative");
         let (saved, slots) = (coop.saved.clone(), coop.layout.regs.clone());
@@ -211,7 +211,14 @@ impl Translator<'_, '_> {
         self.b.ins().brif(grouped, fill, &[], go, &[]);
         self.b.seal_block(fill);
         self.b.switch_to_block(fill);
-        let blocks: Vec<Block> = kept.iter().map(|_| self.b.create_block()).collect();
+        // (A point with nothing to fill goes straight on.)
+        let blocks: Vec<Block> = kept
+            .iter()
+            .map(|regs| match regs.is_empty() {
+                true => go,
+                false => self.b.create_block(),
+            })
+            .collect();
         let dfg = &mut self.b.func.dfg;
         let targets: Vec<ir::BlockCall> = std::iter::once(dfg.block_call(go, &[]))
             .chain(blocks.iter().map(|&blk| dfg.block_call(blk, &[])))
@@ -221,25 +228,23 @@ impl Translator<'_, '_> {
             .b
             .create_jump_table(ir::JumpTableData::new(default, &targets));
         self.b.ins().br_table(r0, table);
-        for (regs, blk) in kept.iter().zip(blocks) {
+        for (regs, blk) in kept.iter().zip(blocks).filter(|(regs, _)| !regs.is_empty()) {
             self.b.seal_block(blk);
             self.b.switch_to_block(blk);
             let first: Vec<Value> = regs
                 .iter()
                 .map(|&(r, _)| {
                     let ty = self.func.regs[r as usize].ty.ir_type();
-                    self.b.ins().load(ty, flags, frames[0], slots[r as usize])
+                    self.b.ins().load(ty, flags, frame0, slots[r as usize])
                 })
                 .collect();
-            for (lane, &f) in frames.iter().enumerate() {
+            self.each_frame(frame0, |t, lane, f| {
                 for (&(r, stride), &v) in regs.iter().zip(&first) {
-                    let v = match stride * lane as i64 {
-                        0 => v,
-                        step => self.b.ins().iadd_imm_s(v, step),
-                    };
-                    self.b.ins().store(flags, v, f, slots[r as usize]);
+                    let v = t.held_lane(r, Held::Once(v, stride), lane);
+                    t.b.ins().store(flags, v, f, slots[r as usize]);
                 }
-            }
+            })
+            .expect("stores only");
             self.b.ins().jump(go, &[]);
         }
         self.b.seal_block(go);
