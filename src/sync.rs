@@ -43,8 +43,9 @@ pub mod frame {
     /// The words above start every block zeroed; the rest of the frame up to the `.local`
     /// variables, a thread writes before it reads (`CoopKernel::written_first`).
     pub const WRITTEN_FIRST: i32 = 24;
-    /// u32: 1 where the thread's lane group saved its state (`lower::lanes::coop`), so the
-    /// registers the group keeps once a group are alike in its lanes; 0 where the thread did.
+    /// u32: 1 where the thread's lane group saved its state (`lower::lanes::coop`): the
+    /// registers the group keeps once a group are alike in its lanes, and in lane 0's frame
+    /// only until its lanes go on alone; 0 where the thread did.
     pub const GROUPED: i32 = 24;
     /// u32: a result predicate, written by `after_round`.
     pub const RESULT_PRED: i32 = 28;

@@ -67,41 +67,34 @@ fn exited_threads_do_not_hold_up_a_barrier() {
     assert_eq!(got, want);
 }
 
-#[test]
-fn a_barrier_some_threads_never_reach_is_an_error_naming_kernel_and_line() {
-    // Half the threads wait at barrier 0, the other half at barrier 1: neither completes.
-    let err = run(
-        "",
-        "setp.lt.u32 %p1, %t, 32;\n@%p1 bar.sync 0;\n@!%p1 bar.sync 1;",
-        64,
-        1,
-        64,
-    )
-    .unwrap_err();
+/// The error of `body` on a block of 64 threads, which must be a barrier that can never
+/// complete.
+fn never_completing_barrier(body: &str) -> String {
+    let err = run("", body, 64, 1, 64).unwrap_err();
     assert!(
         err.starts_with("kernel 'k': barrier that can never complete"),
         "{err}"
     );
+    err
+}
+
+#[test]
+fn a_barrier_some_threads_never_reach_is_an_error_naming_kernel_and_line() {
+    // Half the threads wait at barrier 0, the other half at barrier 1: neither completes.
+    let err =
+        never_completing_barrier("setp.lt.u32 %p1, %t, 32;\n@%p1 bar.sync 0;\n@!%p1 bar.sync 1;");
     assert!(err.contains("at <ptx>:"), "{err}");
 }
 
 #[test]
 fn threads_at_one_bar_sync_for_all_threads_naming_different_barriers_never_complete() {
     // Each warp names its own barrier, and each barrier waits for all 64 threads.
-    let err = run("", "shr.u32 %r1, %t, 5;\nbar.sync %r1;", 64, 1, 64).unwrap_err();
-    assert!(
-        err.starts_with("kernel 'k': barrier that can never complete"),
-        "{err}"
-    );
+    never_completing_barrier("shr.u32 %r1, %t, 5;\nbar.sync %r1;");
 }
 
 #[test]
 fn a_bar_sync_counting_more_threads_than_the_block_has_never_completes() {
-    let err = run("", "bar.sync 0, 96;", 64, 1, 64).unwrap_err();
-    assert!(
-        err.starts_with("kernel 'k': barrier that can never complete"),
-        "{err}"
-    );
+    never_completing_barrier("bar.sync 0, 96;");
 }
 
 #[test]

@@ -6,8 +6,9 @@
 //! frames, `after_round` sees the threads it always sees, and a group forms again wherever
 //! its lanes do:
 //! - At a sync point that always waits (`sync::always_waits`), unguarded, the group stores
-//!   each lane's operands and live registers in its frame, from the vectors, marks it
-//!   saved by the group (`frame::GROUPED`), and ends its round. At any other cooperating
+//!   each lane's operands and live registers in its frame, from the vectors (a register it
+//!   keeps once for all lanes, in lane 0's frame only), marks it saved by the group
+//!   (`frame::GROUPED`), and ends its round. At any other cooperating
 //!   instruction (guarded, a wait that may find its phase complete, an arrival the frame
 //!   records) each lane goes on alone in the one-thread code, as at a divergence, and
 //!   saves itself where it next waits.
@@ -17,7 +18,9 @@
 //!   lane-affine) comes from lane 0's frame where the group saved every lane; where some
 //!   lane saved itself, lanes that diverged may have written it apart, so each lane's must
 //!   hold that shape, or the group's lanes run alone for the round. So do the lanes of a
-//!   group that wait at different points, or some of which wait or are finished.
+//!   group that wait at different points, or some of which wait or are finished; where the
+//!   group saved them, its registers kept once first go to every lane's frame
+//!   (`fill_kept_once`), which the one-thread code reads.
 //! - A warp collective whose membermask names every lane, in a group of whole warps, is
 //!   computed in the group (`simd::warp`), which goes on without ending its round; lanes
 //!   that reach it alone wait at it as at any sync point.
