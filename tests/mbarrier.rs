@@ -113,6 +113,24 @@ fn expect_tx_raises_the_count_that_complete_tx_lowers() {
 }
 
 #[test]
+fn a_register_written_before_a_wait_that_finds_its_phase_complete_keeps_its_value() {
+    // %r5 is 1 at the first barrier and 2 at the wait, which finds its phase complete and
+    // goes on without waiting; the value of %r5 after the next barrier is 2.
+    let got = run(
+        &format!(
+            "{}mov.u32 %r5, 1;\nmbarrier.arrive.shared::cta.b64 %state, [%bar];\nbar.sync 0;\n\
+             mov.u32 %r5, 2;\nmbarrier.test_wait.parity.shared::cta.b64 %p2, [%bar], 0;\n\
+             bar.sync 0;\nselp.u32 %r6, 10, 20, %p2;\nadd.u32 %r5, %r5, %r6;\nst.global.u32 [%o], %r5;",
+            init("%n")
+        ),
+        64,
+        64,
+    )
+    .unwrap();
+    assert_eq!(got, [12; 64]);
+}
+
+#[test]
 fn test_wait_returns_false_while_the_phase_is_incomplete() {
     // One thread polls its own barrier and arrives only after a false answer: the poll must
     // return, not block.

@@ -227,6 +227,9 @@ struct Coop {
     /// for one whose operands are in the registers' slots (`SyncPoint::slots`: a run of
     /// `mma`s), its registers.
     saved: Vec<Vec<u32>>,
+    /// For each sync point, the registers of `saved` whose slots hold their values where
+    /// the one-thread code reaches it (`sync::current_slots`), sorted.
+    current: Vec<Vec<u32>>,
     /// Whether each sync point's operands and results are in its registers' slots.
     in_slots: Vec<bool>,
     /// Instructions a sync point before them performs (a run's later `mma`s).
@@ -389,6 +392,19 @@ impl<'a, 'b> Translator<'a, 'b> {
         }
         let coop = cooperative.then(|| {
             let frame = b.declare_var(types::I64);
+            let live = liveness::analyze(func).live_out;
+            let saved: Vec<Vec<u32>> = points
+                .iter()
+                .map(|p| {
+                    let mut saved = live[(p.inst + p.insts - 1) as usize].clone();
+                    if sync::in_slots(p) {
+                        saved.extend(sync::point_registers(func, p));
+                        saved.sort_unstable();
+                        saved.dedup();
+                    }
+                    saved
+                })
+                .collect();
             Coop {
                 frames: b.ins().load(types::I64, flags, ctx, ctx::FRAMES),
                 frame,
@@ -398,21 +414,8 @@ impl<'a, 'b> Translator<'a, 'b> {
                     .enumerate()
                     .map(|(k, p)| (p.inst as usize, k))
                     .collect(),
-                saved: {
-                    let live = liveness::analyze(func).live_out;
-                    points
-                        .iter()
-                        .map(|p| {
-                            let mut saved = live[(p.inst + p.insts - 1) as usize].clone();
-                            if sync::in_slots(p) {
-                                saved.extend(sync::point_registers(func, p));
-                                saved.sort_unstable();
-                                saved.dedup();
-                            }
-                            saved
-                        })
-                        .collect()
-                },
+                current: sync::current_slots(func, &points, &saved),
+                saved,
                 in_slots: points.iter().map(sync::in_slots).collect(),
                 merged: points
                     .iter()

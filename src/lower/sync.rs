@@ -198,6 +198,96 @@ pub fn always_waits(op: Op) -> bool {
     !matches!(op, Op::Mbarrier { .. } | Op::GridSync)
 }
 
+/// Per sync point, the registers of `saved` (those it saves, in `points`' order) whose save
+/// slot already holds their value wherever a thread reaches the point in the one-thread
+/// code: restored where the thread last resumed and not written since, on every path (a
+/// forward pass over the body, intersecting where paths join). Its save leaves them out
+/// (Triton's matmul: the accumulators, which only `after_round` changes, in their slots).
+/// After a point, a thread's registers equal their slots for what the point restores, but
+/// for results written after the restore (a run of `mma`s, whose D comes back from its
+/// slots, has none); after a point that may not wait (a wait whose phase is complete
+/// already), only for what the way past it leaves unwritten too.
+pub fn current_slots(f: &Function, points: &[SyncPoint], saved: &[Vec<u32>]) -> Vec<Vec<u32>> {
+    use super::liveness::destinations;
+    let body = f.body.as_deref().unwrap_or(&[]);
+    let point_at: std::collections::HashMap<usize, usize> = points
+        .iter()
+        .enumerate()
+        .map(|(k, p)| (p.inst as usize, k))
+        .collect();
+    let written = |p: &SyncPoint| -> Vec<u32> {
+        body[p.inst as usize..][..p.insts as usize]
+            .iter()
+            .flat_map(destinations)
+            .collect()
+    };
+    // What holds after each point, from what held before it.
+    let after = |k: usize, before: &[bool]| -> Vec<bool> {
+        let p = &points[k];
+        let mut now = vec![false; before.len()];
+        for &r in &saved[k] {
+            now[r as usize] = true;
+        }
+        if !in_slots(p) {
+            for r in written(p) {
+                now[r as usize] = false;
+            }
+        }
+        if !always_waits(body[p.inst as usize].op) {
+            for (n, &b) in now.iter_mut().zip(before) {
+                *n &= b;
+            }
+        }
+        now
+    };
+    let successors = super::liveness::successors(f);
+    // At each instruction, before it (None: not reached yet).
+    let mut state: Vec<Option<Vec<bool>>> = vec![None; body.len()];
+    let mut work = Vec::new();
+    if !body.is_empty() {
+        state[0] = Some(vec![false; f.regs.len()]);
+        work.push(0);
+    }
+    while let Some(i) = work.pop() {
+        let before = state[i].clone().expect("reached");
+        // (A point's further instructions, a run's, are performed with its first.)
+        let (out, last) = match point_at.get(&i) {
+            Some(&k) => (after(k, &before), i + points[k].insts as usize - 1),
+            None => {
+                let mut out = before;
+                for r in destinations(&body[i]) {
+                    out[r as usize] = false;
+                }
+                (out, i)
+            }
+        };
+        for &j in &successors[last] {
+            let next = match &state[j] {
+                None => out.clone(),
+                Some(s) => s.iter().zip(&out).map(|(&a, &b)| a && b).collect(),
+            };
+            if state[j].as_ref() != Some(&next) {
+                state[j] = Some(next);
+                work.push(j);
+            }
+        }
+    }
+    points
+        .iter()
+        .zip(saved)
+        .map(|(p, saved)| {
+            let before = state[p.inst as usize].as_deref().unwrap_or(&[]);
+            let mut current: Vec<u32> = saved
+                .iter()
+                .copied()
+                .filter(|&r| before.get(r as usize).copied().unwrap_or(false))
+                .collect();
+            current.sort_unstable();
+            current
+        })
+        .collect()
+}
+
 /// Whether a function needs the cooperative model (sync points, or arrivals recorded for
 /// them: `bar.arrive` counters, `barrier.cluster.arrive`).
 pub fn is_cooperative(f: &Function) -> bool {
@@ -582,9 +672,21 @@ impl Translator<'_, '_> {
             .collect()
     }
 
+    /// Saves the registers of sync point `k` in the thread's frame: in the one-thread form,
+    /// not those whose slots hold their values already (`current_slots`; the group form's
+    /// lanes also enter the one-thread code where they diverge, from registers their slots
+    /// need not hold).
     fn save_registers(&mut self, k: usize) {
         let frame = self.frame();
+        let coop = self.coop.as_ref().expect("cooperative");
+        let current = match self.lanes {
+            None => coop.current[k].clone(),
+            Some(_) => Vec::new(),
+        };
         for (r, off) in self.saved_registers(k) {
+            if current.binary_search(&(r as u32)).is_ok() {
+                continue;
+            }
             let v = self.b.use_var(self.regs[r]);
             self.b.ins().store(MemFlagsData::trusted(), v, frame, off);
         }
