@@ -204,9 +204,9 @@ pub fn always_waits(op: Op) -> bool {
 /// forward pass over the body, intersecting where paths join). Its save leaves them out
 /// (Triton's matmul: the accumulators, which only `after_round` changes, in their slots).
 /// After a point, a thread's registers equal their slots for what the point restores, but
-/// for results written after the restore (a run of `mma`s, whose D comes back from its
-/// slots, has none); after a point that may not wait (a wait whose phase is complete
-/// already), only for what the way past it leaves unwritten too.
+/// for results written after the restore (a run of `mma`s and a `wgmma`, whose D comes
+/// back from its slots, have none); after a point that may not wait (a wait whose phase is
+/// complete already), only for what the way past it leaves unwritten too.
 pub fn current_slots(f: &Function, points: &[SyncPoint], saved: &[Vec<u32>]) -> Vec<Vec<u32>> {
     use super::liveness::destinations;
     let body = f.body.as_deref().unwrap_or(&[]);
@@ -228,7 +228,7 @@ pub fn current_slots(f: &Function, points: &[SyncPoint], saved: &[Vec<u32>]) -> 
         for &r in &saved[k] {
             now[r as usize] = true;
         }
-        if !in_slots(p) {
+        if !in_slots(p) && !matches!(p.kind, SyncKind::Wgmma(_)) {
             for r in written(p) {
                 now[r as usize] = false;
             }
