@@ -433,6 +433,24 @@ fn votes_ballot_and_match_over_a_warp() {
 }
 
 #[test]
+fn a_register_written_before_a_shuffle_a_group_computes_itself_is_saved_at_the_next_barrier() {
+    // %r5 passes the first barrier, is written, then a shuffle whose membermask register
+    // (uniform, every lane, computed) the group computes itself, then another barrier.
+    let got = run(
+        "",
+        "mov.u32 %r5, %t;\nor.b32 %r7, %n, 0xFFFFFFFF;\nbar.sync 0;\nadd.u32 %r5, %r5, 100;\n\
+         shfl.sync.idx.b32 %r6, %t, 0, 31, %r7;\nbar.sync 0;\nadd.u32 %r5, %r5, %r6;\n\
+         st.global.u32 [%o], %r5;",
+        64,
+        1,
+        64,
+    )
+    .unwrap();
+    let want: Vec<u32> = (0..64).map(|t| t + 100 + (t & !31)).collect();
+    assert_eq!(got, want);
+}
+
+#[test]
 fn a_ballot_of_half_warp_membermasks_counts_each_half_apart() {
     // Every lane at the one vote, lanes 0–15 naming themselves, lanes 16–31 themselves.
     let got = run(

@@ -414,7 +414,14 @@ impl<'a, 'b> Translator<'a, 'b> {
                     .enumerate()
                     .map(|(k, p)| (p.inst as usize, k))
                     .collect(),
-                current: sync::current_slots(func, &points, &saved),
+                current: {
+                    let body = func.body.as_deref().unwrap_or(&[]);
+                    let passes: Vec<sync::Pass> = points
+                        .iter()
+                        .map(|p| sync::Pass::of_one_thread(body[p.inst as usize].op))
+                        .collect();
+                    sync::current_slots(func, &points, &saved, &passes)
+                },
                 saved,
                 in_slots: points.iter().map(sync::in_slots).collect(),
                 merged: points

@@ -198,16 +198,46 @@ pub fn always_waits(op: Op) -> bool {
     !matches!(op, Op::Mbarrier { .. } | Op::GridSync)
 }
 
+/// How code goes on past a sync point, for [`current_slots`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Pass {
+    /// It saves, waits and restores.
+    Waits,
+    /// It may wait so, or go on at once (a wait whose phase is complete already; a lane
+    /// group's collective it computes itself where its lanes' membermasks allow).
+    MayGoOn,
+    /// It goes on at once (a lane group's collective of the whole warp, computed in it).
+    GoesOn,
+    /// The code does not go on past it (a lane group's lanes go on alone).
+    Leaves,
+}
+
+impl Pass {
+    /// How the one-thread code goes on past sync point `op`.
+    pub fn of_one_thread(op: Op) -> Pass {
+        match always_waits(op) {
+            true => Pass::Waits,
+            false => Pass::MayGoOn,
+        }
+    }
+}
+
 /// Per sync point, the registers of `saved` (those it saves, in `points`' order) whose save
-/// slot already holds their value wherever a thread reaches the point in the one-thread
-/// code: restored where the thread last resumed and not written since, on every path (a
-/// forward pass over the body, intersecting where paths join). Its save leaves them out
-/// (Triton's matmul: the accumulators, which only `after_round` changes, in their slots).
-/// After a point, a thread's registers equal their slots for what the point restores, but
-/// for results written after the restore (a run of `mma`s and a `wgmma`, whose D comes
-/// back from its slots, have none); after a point that may not wait (a wait whose phase is
-/// complete already), only for what the way past it leaves unwritten too.
-pub fn current_slots(f: &Function, points: &[SyncPoint], saved: &[Vec<u32>]) -> Vec<Vec<u32>> {
+/// slot already holds their value wherever the code reaches the point (each lane's, for a
+/// lane group; lane 0's for a register the group keeps once): restored where it last
+/// resumed and not written since, on every path (a forward pass over the body,
+/// intersecting where paths join). Its save leaves them out (Triton's matmul: the
+/// accumulators, which only `after_round` changes, in their slots). After a point that
+/// waits, the registers equal their slots for what the point restores, but for results
+/// written after the restore (a run of `mma`s and a `wgmma`, whose D comes back from its
+/// slots, have none); after one that may go on at once, only for what that way leaves
+/// unwritten too. `passes` says which each point is.
+pub fn current_slots(
+    f: &Function,
+    points: &[SyncPoint],
+    saved: &[Vec<u32>],
+    passes: &[Pass],
+) -> Vec<Vec<u32>> {
     use super::liveness::destinations;
     let body = f.body.as_deref().unwrap_or(&[]);
     let point_at: std::collections::HashMap<usize, usize> = points
@@ -224,21 +254,29 @@ pub fn current_slots(f: &Function, points: &[SyncPoint], saved: &[Vec<u32>]) -> 
     // What holds after each point, from what held before it.
     let after = |k: usize, before: &[bool]| -> Vec<bool> {
         let p = &points[k];
-        let mut now = vec![false; before.len()];
+        let mut unwritten = before.to_vec();
+        for r in written(p) {
+            unwritten[r as usize] = false;
+        }
+        let mut restored = vec![false; before.len()];
         for &r in &saved[k] {
-            now[r as usize] = true;
+            restored[r as usize] = true;
         }
         if !in_slots(p) && !matches!(p.kind, SyncKind::Wgmma(_)) {
             for r in written(p) {
-                now[r as usize] = false;
+                restored[r as usize] = false;
             }
         }
-        if !always_waits(body[p.inst as usize].op) {
-            for (n, &b) in now.iter_mut().zip(before) {
-                *n &= b;
-            }
+        match passes[k] {
+            Pass::Waits => restored,
+            Pass::MayGoOn => restored
+                .iter()
+                .zip(&unwritten)
+                .map(|(&a, &b)| a && b)
+                .collect(),
+            Pass::GoesOn => unwritten,
+            Pass::Leaves => vec![false; before.len()],
         }
-        now
     };
     let successors = super::liveness::successors(f);
     // At each instruction, before it (None: not reached yet).
@@ -674,8 +712,8 @@ impl Translator<'_, '_> {
 
     /// Saves the registers of sync point `k` in the thread's frame: in the one-thread form,
     /// not those whose slots hold their values already (`current_slots`; the group form's
-    /// lanes also enter the one-thread code where they diverge, from registers their slots
-    /// need not hold).
+    /// lanes enter its one-thread code where they diverge, from registers their slots need
+    /// not hold).
     fn save_registers(&mut self, k: usize) {
         let frame = self.frame();
         let coop = self.coop.as_ref().expect("cooperative");

@@ -45,6 +45,9 @@ pub(in crate::lower) struct CoopLanes {
     alone_site: usize,
     /// Where a group ends: every lane marked finished, then the next group.
     done: Block,
+    /// Per sync point, the saved registers whose slots hold their values where the group
+    /// code reaches it (`sync::current_slots`), found at the first save.
+    current: Option<Vec<Vec<u32>>>,
 }
 
 impl CoopLanes {
@@ -64,6 +67,7 @@ impl CoopLanes {
                 .collect(),
             alone_site,
             done: b.create_block(),
+            current: None,
         }
     }
 }
@@ -356,6 +360,12 @@ impl Translator<'_, '_> {
             coop.frame,
             coop.layout.bytes as i64,
         );
+        // (Those whose slots hold their values already are left as they are.)
+        let current = self.group_current(k);
+        let saved: Vec<u32> = saved
+            .into_iter()
+            .filter(|r| current.binary_search(r).is_err())
+            .collect();
         let next_group = self.lanes.as_ref().expect("grouped").next_group;
         let frame0 = self.lane_frame0();
         let held = self.hold_lanes(&saved);
@@ -386,6 +396,37 @@ impl Translator<'_, '_> {
         })?;
         self.b.ins().jump(next_group, &[]);
         Ok(())
+    }
+
+    /// The registers of sync point `k`'s save whose slots hold their values where the group
+    /// code reaches it (`sync::current_slots`, for the way the group code goes on past each
+    /// point: it saves and resumes, computes a collective itself where its lanes'
+    /// membermasks allow, always, or leaves it to the lanes alone). A register the group
+    /// keeps once counts in lane 0's frame, where the group saves and restores it.
+    fn group_current(&mut self, k: usize) -> Vec<u32> {
+        use crate::lower::sync::{Pass, current_slots, sync_points};
+        if self.coop_lanes().current.is_none() {
+            let points = sync_points(self.func);
+            let body = self.func.body.as_deref().expect("defined");
+            let passes: Vec<Pass> = points
+                .iter()
+                .map(|p| {
+                    let inst = &body[p.inst as usize];
+                    match (saves_as_group(inst), self.v_collective_members(inst)) {
+                        (false, _) => Pass::Leaves,
+                        (true, None) if self.resumes_as_group(inst) => Pass::Waits,
+                        (true, None) => Pass::Leaves,
+                        (true, Some(Members::Known)) => Pass::GoesOn,
+                        (true, Some(Members::InRegister(_))) => Pass::MayGoOn,
+                    }
+                })
+                .collect();
+            let saved = &self.coop.as_ref().expect("cooperative").saved;
+            let current = current_slots(self.func, &points, saved, &passes);
+            let lanes = self.lanes.as_mut().expect("grouped");
+            lanes.coop.as_mut().expect("a cooperative kernel").current = Some(current);
+        }
+        self.coop_lanes().current.as_ref().expect("found")[k].clone()
     }
 
     /// After sync point `k` (in its resume block): the registers live after it from the
