@@ -211,27 +211,32 @@ struct Frames<'a> {
 }
 
 impl Frames<'_> {
+    /// Where byte `off` of thread `t`'s frame is.
+    fn index(&self, t: usize, off: i32) -> usize {
+        frame::HEADER + t * self.size + off as usize
+    }
     /// Thread `t`'s frame.
     fn frame(&self, t: usize) -> &[u8] {
-        &self.bytes[frame::HEADER + t * self.size..][..self.size]
+        &self.bytes[self.index(t, 0)..][..self.size]
     }
     fn frame_mut(&mut self, t: usize) -> &mut [u8] {
-        &mut self.bytes[frame::HEADER + t * self.size..][..self.size]
+        let i = self.index(t, 0);
+        &mut self.bytes[i..][..self.size]
     }
     fn u32_at(&self, t: usize, off: i32) -> u32 {
-        let i = frame::HEADER + t * self.size + off as usize;
+        let i = self.index(t, off);
         u32::from_le_bytes(self.bytes[i..i + 4].try_into().expect("4 bytes"))
     }
     fn u64_at(&self, t: usize, off: i32) -> u64 {
-        let i = frame::HEADER + t * self.size + off as usize;
+        let i = self.index(t, off);
         u64::from_le_bytes(self.bytes[i..i + 8].try_into().expect("8 bytes"))
     }
     fn set_u32(&mut self, t: usize, off: i32, v: u32) {
-        let i = frame::HEADER + t * self.size + off as usize;
+        let i = self.index(t, off);
         self.bytes[i..i + 4].copy_from_slice(&v.to_le_bytes());
     }
     fn set_u64(&mut self, t: usize, off: i32, v: u64) {
-        let i = frame::HEADER + t * self.size + off as usize;
+        let i = self.index(t, off);
         self.bytes[i..i + 8].copy_from_slice(&v.to_le_bytes());
     }
     fn arg(&self, t: usize, k: i32) -> u64 {

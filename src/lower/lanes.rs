@@ -527,6 +527,17 @@ pub(super) struct Lanes {
 }
 
 impl Lanes {
+    /// The stride between lanes of register `r` where the group keeps it once (lane 0's
+    /// value, as [`Held::Once`]): 0 for a uniform register, a derived one's stride.
+    fn kept_once(&self, r: u32) -> Option<i64> {
+        let i = r as usize;
+        match (self.uniform[i], self.derived[i]) {
+            (true, _) => Some(0),
+            (_, true) => Some(self.strides[i].expect("a derived register is lane-affine")),
+            _ => None,
+        }
+    }
+
     pub(super) fn new(
         b: &mut cranelift_frontend::FunctionBuilder,
         f: &Function,
@@ -1349,14 +1360,9 @@ impl Translator<'_, '_> {
             .map(|(j, &r)| {
                 let lanes = self.lanes.as_ref().expect("grouped");
                 let scalar = lanes.scalars[r as usize];
-                let i = r as usize;
-                match (lanes.uniform[i], lanes.derived[i], lanes.homes[i]) {
-                    (true, _, _) => Held::Once(self.b.use_var(scalar), 0),
-                    (_, true, _) => {
-                        let stride = lanes.strides[i].expect("lane-affine");
-                        Held::Once(self.b.use_var(scalar), stride)
-                    }
-                    (_, _, Some(home)) => Held::Area(self.helper_addr(home), 0),
+                match (lanes.kept_once(r), lanes.homes[r as usize]) {
+                    (Some(stride), _) => Held::Once(self.b.use_var(scalar), stride),
+                    (None, Some(home)) => Held::Area(self.helper_addr(home), 0),
                     _ => {
                         let at = j as i32 * width * 8;
                         for (c, v) in self.lane_vectors(r).into_iter().enumerate() {

@@ -72,17 +72,6 @@ impl CoopLanes {
     }
 }
 
-/// The stride between lanes of register `r` where the group keeps it once (lane 0's value,
-/// as [`Held::Once`]): 0 for a uniform register, a derived one's stride.
-fn kept_once(lanes: &super::Lanes, r: u32) -> Option<i64> {
-    let i = r as usize;
-    match (lanes.uniform[i], lanes.derived[i]) {
-        (true, _) => Some(0),
-        (_, true) => lanes.strides[i],
-        _ => None,
-    }
-}
-
 /// Whether the group saves its lanes' states at sync point `inst` itself (else each lane
 /// goes on alone from it): unguarded, and one that always waits.
 fn saves_as_group(inst: &checked::Inst) -> bool {
@@ -208,7 +197,7 @@ impl Translator<'_, '_> {
             .map(|(p, saved)| match saves_as_group(&body[p.inst as usize]) {
                 true => saved
                     .iter()
-                    .filter_map(|&r| kept_once(lanes, r).map(|s| (r, s)))
+                    .filter_map(|&r| lanes.kept_once(r).map(|s| (r, s)))
                     .collect(),
                 false => Vec::new(),
             })
