@@ -80,7 +80,7 @@ def kernel(body, in_size, out_size):
         + ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd, .param .u32 n)\n{\n"
         + f".reg .{reg[in_size]} %a, %b, %c;\n.reg .{reg[out_size]} %d;\n"
         + ".reg .b32 %i, %n, %t0, %t1;\n.reg .b64 %o, %q, %x<4>;\n.reg .pred %p;\n.reg .f32 %f<4>;\n"
-        + ".reg .b16 %h<4>;\n"
+        + ".reg .b16 %h<4>;\n.reg .f64 %fd<2>;\n"
         + "ld.param.u32 %n, [n];\nmov.u32 %t0, %ctaid.x;\nmov.u32 %t1, %ntid.x;\nmov.u32 %i, %tid.x;\n"
         + "mad.lo.u32 %i, %t0, %t1, %i;\nsetp.ge.u32 %p, %i, %n;\n@%p bra DONE;\n"
         + f"mul.wide.u32 %o, %i, {in_size};\n"
@@ -131,6 +131,9 @@ def half_unary_forms():
     # Conversions from halves: to f32 (bits), to integers (each rounding).
     forms.append(Form("cvt.f32.f16", "cvt.f32.f16 %f0, %a;\nmov.b32 %d, %f0;", np.uint16, np.uint32, [every_half()]))
     forms.append(Form("cvt.f32.bf16", "cvt.f32.bf16 %f0, %a;\nmov.b32 %d, %f0;", np.uint16, np.uint32, [every_half()]))
+    for ty in ["f16", "bf16"]:
+        forms.append(Form(f"cvt.f64.{ty}", f"cvt.f64.{ty} %fd0, %a;\nmov.b64 %d, %fd0;", np.uint16, np.uint64,
+                          [every_half()]))
     for rnd in ["rni", "rzi", "rmi", "rpi"]:
         forms.append(Form(f"cvt.{rnd}.s32.f16", f"cvt.{rnd}.s32.f16 %d, %a;", np.uint16, np.uint32, [every_half()]))
     forms.append(Form("cvt.rzi.u16.f16", "cvt.rzi.u16.f16 %h0, %a;\ncvt.u32.u16 %d, %h0;", np.uint16, np.uint32,
@@ -225,44 +228,85 @@ def f32_forms(samples):
     return forms
 
 
+def half_bits(r, n, fmt):
+    """`n` halves (f16 or bf16) with random signs and mantissas, exponents in one of two bands
+    far apart, so that sums of products cancel and mix scales."""
+    bias, mbits = (15, 10) if fmt == "f16" else (127, 7)
+    e = np.where(r.random(n) < 0.5, r.integers(bias - 6, bias + 6, n), r.integers(bias - 14, bias - 8, n))
+    return ((r.integers(0, 2, n) << 15) | (e << mbits) | r.integers(0, 1 << mbits, n)).astype(np.uint32)
+
+
+def tf32_bits(r, n):
+    """f32 words in the same two bands, low 13 bits random too (`tf32` operands are f32
+    registers: what the unit does with the bits below tf32's mantissa shows)."""
+    e = np.where(r.random(n) < 0.5, r.integers(121, 133, n), r.integers(113, 119, n))
+    return ((r.integers(0, 2, n) << 31) | (e << 23) | r.integers(0, 1 << 23, n)).astype(np.uint32)
+
+
+def fp8_bits(r, n, fmt):
+    """fp8 bytes with random signs and mantissas, exponents spread over the format's range."""
+    ebits, mbits = (4, 3) if fmt == "e4m3" else (5, 2)
+    e = r.integers(1, (1 << ebits) - 1, n)
+    return ((r.integers(0, 2, n) << 7) | (e << mbits) | r.integers(0, 1 << mbits, n)).astype(np.uint32)
+
+
+# Specials for the operands of `mma`: zeros of both signs, subnormals, the largest and smallest
+# normals, infinities and NaNs (f16, bf16), and for its f32 accumulator.
+MMA_SPECIALS = {
+    "f16": [0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x7BFF, 0xFBFF, 0x7C00, 0xFC00, 0x7E00, 0x5BFF, 0x1000],
+    "bf16": [0x0000, 0x8000, 0x0001, 0x807F, 0x0080, 0x7F7F, 0xFF7F, 0x7F80, 0xFF80, 0x7FC0, 0x5F80, 0x2000,
+             0x0F80, 0x7000],
+}
+C_SPECIALS = [0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000,
+              0xFF800000, 0x7FC00000, 0x7F800001, 0x1F800000, 0x33800000]
+
+
 def mma_forms(warps):
-    """`mma.sync` m16n8k16 on random operands whose exponents spread widely, so that the
-    order and precision of the accumulation show. Each thread reads its own fragment
-    registers (eight 32-bit words at 8 × index: a0..a3, b0, b1, then c is read from the
-    third buffer) and writes its four results: the fragment layout does not matter here."""
+    """`mma.sync` on random operands whose exponents spread widely, so that the order and
+    precision of the accumulation show, and (`.specials` forms) on operands where specials
+    (zeros, subnormals, the extremes, infinities, NaNs) are mixed in. Each thread reads its own
+    fragment registers (eight 32-bit words at 8 × index: the A registers, then the B
+    registers, from the first buffer; C from the third buffer) and writes its results: the
+    fragment layout does not matter here."""
     forms = []
-    for ab, cd, shape in [("f16", "f32", "m16n8k16"), ("bf16", "f32", "m16n8k16"), ("f16", "f16", "m16n8k16")]:
-        name = f"mma.sync.aligned.{shape}.row.col.{cd}.{ab}.{ab}.{cd}"
+    # (shape, D/C type, A/B type, A registers, B registers, C/D registers)
+    shapes = [("m16n8k16", "f32", "f16", 4, 2, 4), ("m16n8k16", "f32", "bf16", 4, 2, 4),
+              ("m16n8k16", "f16", "f16", 4, 2, 2), ("m16n8k8", "f32", "f16", 2, 1, 4),
+              ("m16n8k8", "f32", "bf16", 2, 1, 4), ("m16n8k8", "f32", "tf32", 4, 2, 4),
+              ("m16n8k4", "f32", "tf32", 2, 1, 4), ("m16n8k32", "f32", "e4m3", 4, 2, 4),
+              ("m16n8k32", "f32", "e5m2", 4, 2, 4), ("m16n8k16", "f32", "e4m3", 2, 1, 4)]
+    variants = [(s, False) for s in shapes] + [(s, True) for s in shapes if s[2] in ("f16", "bf16")
+                                                 and s[0] == "m16n8k16"]
+    for (shape, cd, ab, na, nb, ncd), specials in variants:
+        name = f"mma.sync.aligned.{shape}.row.col.{cd}.{ab}.{ab}.{cd}" + (".specials" if specials else "")
         r = rng(name)
         threads = warps * 32
-        bias = 15 if ab == "f16" else 127
-        mbits = 10 if ab == "f16" else 7
-        # a half with a random sign, a random mantissa and an exponent in one of two bands
-        # far apart, so that sums of products cancel and mix scales.
-        e = np.where(r.random(threads * 12) < 0.5, r.integers(bias - 6, bias + 6, threads * 12),
-                     r.integers(bias - 14, bias - 8, threads * 12))
-        halves = ((r.integers(0, 2, threads * 12) << 15) | (e << mbits) |
-                  r.integers(0, 1 << mbits, threads * 12)).astype(np.uint32)
-        words = halves[0::2] | (halves[1::2] << 16)
-        frag = words[: threads * 6].reshape(threads, 6)
-        ins_a = np.zeros((threads, 8), dtype=np.uint32)
-        ins_a[:, :6] = frag
-        if cd == "f32":
-            c = r.standard_normal((threads, 8)).astype(np.float32).view(np.uint32)
-            c[:, 4:] = 0
-            regs = ".reg .f32 %cd<4>, %dd<4>;"
-            creg = "{%cd0, %cd1, %cd2, %cd3}"
-            dreg = "{%dd0, %dd1, %dd2, %dd3}"
-            loads_c = "".join(f"ld.global.f32 %cd{j}, [%x2+{4 * j}];\n" for j in range(4))
-            stores = "".join(f"st.global.f32 [%x3+{4 * j}], %dd{j};\n" for j in range(4))
+        words = threads * (na + nb)
+        if ab in ("f16", "bf16"):
+            h = half_bits(r, 2 * words, ab)
+            if specials:
+                pick = r.random(2 * words) < 0.03
+                h[pick] = r.choice(np.array(MMA_SPECIALS[ab], dtype=np.uint32), pick.sum())
+            w = h[0::2] | (h[1::2] << 16)
+        elif ab == "tf32":
+            w = tf32_bits(r, words)
         else:
-            c = np.zeros((threads, 8), dtype=np.uint32)
+            b = fp8_bits(r, 4 * words, ab)
+            w = b[0::4] | (b[1::4] << 8) | (b[2::4] << 16) | (b[3::4] << 24)
+        ins_a = np.zeros((threads, 8), dtype=np.uint32)
+        ins_a[:, : na + nb] = w.reshape(threads, na + nb)
+        c = np.zeros((threads, 8), dtype=np.uint32)
+        if cd == "f32":
+            c[:, :4] = r.standard_normal((threads, 4)).astype(np.float32).view(np.uint32)
+            if specials:
+                pick = r.random((threads, 4)) < 0.1
+                c[:, :4][pick] = r.choice(np.array(C_SPECIALS, dtype=np.uint32), pick.sum())
+            ctype, creg = "f32", "f32"
+        else:
             c[:, :2] = r.integers(0x3000, 0x4000, (threads, 2)) | (r.integers(0x3000, 0x4000, (threads, 2)) << 16)
-            regs = ".reg .b32 %cd<2>, %dd<2>;"
-            creg = "{%cd0, %cd1}"
-            dreg = "{%dd0, %dd1}"
-            loads_c = "".join(f"ld.global.b32 %cd{j}, [%x2+{4 * j}];\n" for j in range(2))
-            stores = "".join(f"st.global.b32 [%x3+{4 * j}], %dd{j};\n" for j in range(2))
+            ctype, creg = "b32", "b32"
+        regs = f".reg .{creg} %cd<{ncd}>, %dd<{ncd}>;"
+        group = lambda p, n: "{" + ", ".join(f"%{p}{j}" for j in range(n)) + "}"  # noqa: E731
         ptx = (
             PTX_HEADER
             + ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd, .param .u32 n)\n{\n"
@@ -271,16 +315,114 @@ def mma_forms(warps):
             + "mul.wide.u32 %o, %i, 32;\n"
             + "".join(f"ld.param.u64 %x{k}, [p{x}];\ncvta.to.global.u64 %x{k}, %x{k};\nadd.s64 %x{k}, %x{k}, %o;\n"
                       for k, x in [(0, "a"), (2, "c"), (3, "d")])
-            + "".join(f"ld.global.b32 %a{j}, [%x0+{4 * j}];\n" for j in range(4))
-            + "".join(f"ld.global.b32 %b{j}, [%x0+{16 + 4 * j}];\n" for j in range(2))
-            + loads_c
-            + f"{name} {dreg}, {{%a0, %a1, %a2, %a3}}, {{%b0, %b1}}, {creg};\n"
-            + stores + "ret;\n}\n"
+            + "".join(f"ld.global.b32 %a{j}, [%x0+{4 * j}];\n" for j in range(na))
+            + "".join(f"ld.global.b32 %b{j}, [%x0+{4 * (na + j)}];\n" for j in range(nb))
+            + "".join(f"ld.global.{ctype} %cd{j}, [%x2+{4 * j}];\n" for j in range(ncd))
+            + f"mma.sync.aligned.{shape}.row.col.{cd}.{ab}.{ab}.{cd} {group('dd', ncd)}, {group('a', na)}, "
+            + f"{group('b', nb)}, {group('cd', ncd)};\n"
+            + "".join(f"st.global.{ctype} [%x3+{4 * j}], %dd{j};\n" for j in range(ncd)) + "ret;\n}\n"
         )
         ins = [ins_a.ravel(), np.zeros(threads * 8, dtype=np.uint32), c.ravel()]
         forms.append(Form(name, None, np.uint32, np.uint32, ins, threads=threads, ptx=ptx, out_items=8))
     return forms
 
 
+def oob_forms():
+    """Which operands and bit patterns `fma.oob` takes for the OOB-NaN: every half in one
+    operand, the others 1.0 (f16, bf16, each operand)."""
+    forms = []
+    for ty, one in [("f16", F16["one"]), ("bf16", BF16["one"])]:
+        for k, operand in enumerate("abc"):
+            ins = [np.full(65536, one, dtype=np.uint16) for _ in range(3)]
+            ins[k] = every_half()
+            name = f"fma.rn.oob.{ty}"
+            forms.append(Form(f"{name}.every-{operand}", f"{name} %d, %a, %b, %c;", np.uint16, np.uint16, ins))
+    return forms
+
+
+def ftz_rounding_probes(samples):
+    """Results just below the smallest normal that round up to it (to nearest): division,
+    reciprocal and narrowing from f64, with and without `.ftz`."""
+    forms = []
+    for name in ["div.rn.ftz.f32", "div.rn.f32", "rcp.rn.ftz.f32", "cvt.rn.ftz.f32.f64", "cvt.rn.f32.f64",
+                 "cvt.rz.ftz.f32.f64", "cvt.rp.ftz.f32.f64"]:
+        r = rng(name + ".probe")
+        n = samples
+        sign = np.where(r.random(n) < 0.5, 1.0, -1.0)
+        # Quotients spread over the last two units below 2^-126 and the first above.
+        q = sign * np.ldexp(1.0 - r.random(n) * 2.0**-22, -126)
+        if name.startswith("cvt"):
+            x = q.view(np.uint64)
+            lo, hi = (x & 0xFFFFFFFF).astype(np.uint32), (x >> 32).astype(np.uint32)
+            body = f"mov.b64 %q, {{%a, %b}};\nmov.b64 %fd0, %q;\n{name} %f3, %fd0;\nmov.b32 %d, %f3;"
+            forms.append(Form(name + ".probe", body, np.uint32, np.uint32, [lo, hi]))
+            continue
+        b = np.ldexp(1.0 + r.integers(0, 1 << 23, n) * 2.0**-23, r.integers(-20, 20, n)).astype(np.float32)
+        if name.startswith("rcp"):
+            a, b = (1.0 / q).astype(np.float32), np.zeros(n, dtype=np.float32)
+            body = f"mov.b32 %f0, %a;\n{name} %f3, %f0;\nmov.b32 %d, %f3;"
+        else:
+            a = (q * b.astype(np.float64)).astype(np.float32)
+            body = f"mov.b32 %f0, %a;\nmov.b32 %f1, %b;\n{name} %f3, %f0, %f1;\nmov.b32 %d, %f3;"
+        forms.append(Form(name + ".probe", body, np.uint32, np.uint32, [a.view(np.uint32), b.view(np.uint32)]))
+    return forms
+
+
+def f32_ftz_forms(samples):
+    """f32 arithmetic whose results fall around the smallest normal (2^-126), where `.ftz`
+    decides whether a result that rounds up to it is flushed; the same without `.ftz`
+    (subnormal results) and with the other roundings."""
+    forms = []
+    for name, nsrc in [("mul.rn.ftz.f32", 2), ("mul.rz.ftz.f32", 2), ("mul.rm.ftz.f32", 2), ("mul.rp.ftz.f32", 2),
+                       ("mul.ftz.f32", 2), ("mul.rn.f32", 2), ("div.rn.ftz.f32", 2), ("add.rn.ftz.f32", 2),
+                       ("fma.rn.ftz.f32", 3), ("fma.rz.ftz.f32", 3), ("fma.rn.ftz.sat.f32", 3), ("fma.rn.f32", 3)]:
+        r = rng(name)
+        n = samples
+        sign = np.where(r.random(n) < 0.5, 1.0, -1.0)
+        a = sign * np.ldexp(1.0 + r.integers(0, 1 << 23, n) * 2.0**-23, r.integers(-70, -56, n))
+        a = a.astype(np.float32).astype(np.float64)
+        # Targets within 64 f32 units of the last place of ±2^-126, either side.
+        target = np.ldexp(1.0 + r.integers(-64, 64, n) * 2.0**-24, -126) * np.where(r.random(n) < 0.5, 1, -1)
+        b = (a / target) if name.startswith("div") else (target / a)
+        b = b.astype(np.float32).astype(np.float64)
+        c = np.zeros(n)
+        if nsrc == 3:
+            # b scaled so the product is near 2^-125 or 2^-126, and c pulls it back to the
+            # boundary; or c a subnormal (flushed by `.ftz` as an input).
+            b = np.where(r.random(n) < 0.5, b, (b * 1.5).astype(np.float32).astype(np.float64))
+            near = -0.5 * a * b + np.ldexp(r.integers(-64, 64, n).astype(np.float64), -150)
+            c = np.where(r.random(n) < 0.5, near, r.integers(-(1 << 23), 1 << 23, n) * 2.0**-149)
+        if name.startswith("add"):
+            # Sums of values near the smallest normal (exact: `.ftz` flushes subnormal sums).
+            a = sign * np.ldexp(1.0 + r.integers(0, 1 << 23, n) * 2.0**-23, r.integers(-126, -123, n))
+            b = -sign * np.ldexp(1.0 + r.integers(0, 1 << 23, n) * 2.0**-23, r.integers(-126, -123, n))
+        words = [x.astype(np.float32).view(np.uint32) for x in (a, b, c)]
+        ops = "%f0, %f1" if nsrc == 2 else "%f0, %f1, %f2"
+        body = f"mov.b32 %f0, %a;\nmov.b32 %f1, %b;\nmov.b32 %f2, %c;\n{name} %f3, {ops};\nmov.b32 %d, %f3;"
+        forms.append(Form(name, body, np.uint32, np.uint32, words))
+    return forms
+
+
+def fp8_forms():
+    """Conversions to and from fp8 (sm_89+): every f16 pattern and every fp8 pair in, and f32
+    pairs on the specials and every exponent."""
+    forms = []
+    for fmt in ["e4m3", "e5m2"]:
+        name = f"cvt.rn.f16x2.{fmt}x2"
+        forms.append(Form(name, f"cvt.u16.u32 %h0, %a;\n{name} %d, %h0;", np.uint32, np.uint32,
+                          [np.arange(65536, dtype=np.uint32)]))
+        for relu in ["", ".relu"]:
+            name = f"cvt.rn.satfinite{relu}.{fmt}x2.f16x2"
+            forms.append(Form(name, f"{name} %h0, %a;\ncvt.u32.u16 %d, %h0;", np.uint32, np.uint32,
+                              [every_half_in_both_lanes()]))
+            name = f"cvt.rn.satfinite{relu}.{fmt}x2.f32"
+            x = f32_dense(name, 8192)
+            y = np.roll(x, 7)
+            forms.append(Form(name, f"mov.b32 %f0, %a;\nmov.b32 %f1, %b;\n{name} %h0, %f0, %f1;\ncvt.u32.u16 %d, %h0;",
+                              np.uint32, np.uint32, [x, y]))
+    return forms
+
+
 def all_forms(samples=8192, warps=64):
-    return half_unary_forms() + half_binary_forms(samples) + f32_forms(samples) + mma_forms(warps)
+    return (half_unary_forms() + half_binary_forms(samples) + f32_forms(samples) + mma_forms(warps)
+            + f32_ftz_forms(samples) + fp8_forms() + oob_forms() + ftz_rounding_probes(samples))
