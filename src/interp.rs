@@ -899,7 +899,13 @@ impl Interpreter {
         let bits = if f32op {
             let mut v = r as f32;
             if mods.ftz {
-                v = fl::flush_f32(v);
+                v = match directed::Arith::of(op) {
+                    Some(arith) => {
+                        let rnd = mods.rnd.unwrap_or(Rounding::Rn);
+                        fl::flush_result_f32(arith, rnd, x.map(|v| v as f32), v)
+                    }
+                    None => fl::flush_f32(v),
+                };
             }
             if !op.is_sign_operation() {
                 v = fl::canonical_f32(v);
@@ -1148,7 +1154,11 @@ impl Interpreter {
             };
             if dst == PtxType::F32 {
                 let v = x as f32; // exact: already an f32
-                let v = if mods.ftz { fl::flush_f32(v) } else { v };
+                let v = match (mods.ftz, src) {
+                    (true, PtxType::F64) => fl::flush_narrowed_f32(f64::from_bits(raw), mode, v),
+                    (true, _) => fl::flush_f32(v),
+                    _ => v,
+                };
                 fl::canonical_f32(v).to_bits() as u64
             } else {
                 x.to_bits()
@@ -1199,7 +1209,9 @@ impl Interpreter {
                 };
                 if dst == PtxType::F32 {
                     let mut v = x as f32;
-                    if mods.ftz {
+                    if mods.ftz && src == PtxType::F64 {
+                        v = fl::flush_narrowed_f32(x, Rounding::Rn, v);
+                    } else if mods.ftz {
                         v = fl::flush_f32(v);
                     }
                     if src == PtxType::F64 || src == dst {

@@ -165,19 +165,38 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
         (
             "ptxjit_fma_f16",
             helpers::fma_f16 as *const u8,
-            vec![types::I32; 3],
+            vec![types::I32; 4],
             vec![types::I32],
         ),
         (
             "ptxjit_fma_bf16",
             helpers::fma_bf16 as *const u8,
-            vec![types::I32; 3],
+            vec![types::I32; 4],
             vec![types::I32],
         ),
         (
             "ptxjit_directed_f32",
             helpers::directed_f32 as *const u8,
             vec![types::I32, types::I32, types::F32, types::F32, types::F32],
+            vec![types::F32],
+        ),
+        (
+            "ptxjit_flush_result_f32",
+            helpers::flush_result_f32 as *const u8,
+            vec![
+                types::I32,
+                types::I32,
+                types::F32,
+                types::F32,
+                types::F32,
+                types::F32,
+            ],
+            vec![types::F32],
+        ),
+        (
+            "ptxjit_flush_narrowed_f32",
+            helpers::flush_narrowed_f32 as *const u8,
+            vec![types::F64, types::I32, types::F32],
             vec![types::F32],
         ),
         (
@@ -286,12 +305,25 @@ mod helpers {
         x.tanh()
     }
     /// The exact fma of the reference, for the JIT's rare midpoint cases (u32 arguments: the
-    /// C ABI does not promise how narrower ones are extended).
-    pub extern "C" fn fma_f16(a: u32, b: u32, c: u32) -> u32 {
-        crate::semantics::half::fma_f16(a as u16, b as u16, c as u16) as u32
+    /// C ABI does not promise how narrower ones are extended); `ftz`: `.ftz` on the result.
+    pub extern "C" fn fma_f16(a: u32, b: u32, c: u32, ftz: u32) -> u32 {
+        use crate::semantics::half::{F16, fma};
+        fma(F16, ftz != 0, a as u16, b as u16, c as u16) as u32
     }
-    pub extern "C" fn fma_bf16(a: u32, b: u32, c: u32) -> u32 {
-        crate::semantics::half::fma_bf16(a as u16, b as u16, c as u16) as u32
+    pub extern "C" fn fma_bf16(a: u32, b: u32, c: u32, ftz: u32) -> u32 {
+        use crate::semantics::half::{BF16, fma};
+        fma(BF16, ftz != 0, a as u16, b as u16, c as u16) as u32
+    }
+    /// `semantics::float::flush_result_f32` (`Arith as u32`, `DIRECTIONS` index).
+    pub extern "C" fn flush_result_f32(op: u32, rnd: u32, a: f32, b: f32, c: f32, r: f32) -> f32 {
+        use crate::semantics::directed::{Arith, DIRECTIONS};
+        let (op, rnd) = (Arith::ALL[op as usize], DIRECTIONS[rnd as usize]);
+        crate::semantics::float::flush_result_f32(op, rnd, [a, b, c], r)
+    }
+    /// `semantics::float::flush_narrowed_f32` (`DIRECTIONS` index).
+    pub extern "C" fn flush_narrowed_f32(x: f64, rnd: u32, r: f32) -> f32 {
+        let rnd = crate::semantics::directed::DIRECTIONS[rnd as usize];
+        crate::semantics::float::flush_narrowed_f32(x, rnd, r)
     }
     /// f32/f64 arithmetic in a rounding direction (`Arith as u32`, `DIRECTIONS` index).
     pub extern "C" fn directed_f32(op: u32, rnd: u32, a: f32, b: f32, c: f32) -> f32 {

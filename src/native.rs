@@ -22,6 +22,7 @@
 
 use crate::frontend::checked::{FloatMods, FloatOp, Rounding};
 use crate::semantics::half::{CANONICAL_NAN, F16};
+use crate::semantics::half_ops::exact;
 
 /// The helper for one `f16x2` operation.
 pub const SYMBOL: &str = "ptxjit_f16_arith";
@@ -206,22 +207,26 @@ mod x86 {
         _mm_blendv_epi8(h, towards, fix)
     }
 
-    /// The constants of a half format: smallest normal, infinity, one.
+    /// The constants of a half format: smallest normal, infinity, one; and the f32 below
+    /// which a result is tiny after rounding (`HalfFormat::tiny_bound`).
     #[derive(Clone, Copy)]
-    struct Format {
+    pub(super) struct Format {
         min_normal: i16,
         inf: i16,
         one: i16,
+        pub(super) tiny: f32,
     }
-    const F16: Format = Format {
+    pub(super) const F16: Format = Format {
         min_normal: 0x0400,
         inf: 0x7C00,
         one: 0x3C00,
+        tiny: f32::from_bits(0x387F_F000),
     };
-    const BF16: Format = Format {
+    pub(super) const BF16: Format = Format {
         min_normal: 0x0080,
         inf: 0x7F80,
         one: 0x3F80,
+        tiny: f32::from_bits(0x007F_C000),
     };
 
     /// A helper's `code`, taken apart.
@@ -273,13 +278,36 @@ mod x86 {
         _mm256_cmpgt_epi16(mag, _mm256_set1_epi16(f.inf))
     }
 
-    /// The result's `.ftz`, `.sat` and `.relu`, in that order.
+    /// `.ftz` on eight f32 results before their rounding to halves: zero of their sign
+    /// where tiny after rounding (below `f.tiny`; an exact result or one rounded to odd lies
+    /// on the same side of it as the exact value).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn flush_tiny8(r: __m256, f: Format) -> __m256 {
+        let magnitude = _mm256_castsi256_ps(_mm256_set1_epi32(0x7FFF_FFFF));
+        let tiny = _mm256_cmp_ps::<_CMP_LT_OQ>(_mm256_and_ps(r, magnitude), _mm256_set1_ps(f.tiny));
+        _mm256_andnot_ps(_mm256_and_ps(tiny, magnitude), r)
+    }
+
+    /// [`flush_tiny8`] on sixteen f32 results.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn flush_tiny16(r: __m512, f: Format) -> __m512 {
+        let magnitude = _mm512_set1_epi32(0x7FFF_FFFF);
+        let bits = _mm512_castps_si512(r);
+        let tiny = _mm512_cmp_ps_mask::<_CMP_LT_OQ>(
+            _mm512_castsi512_ps(_mm512_and_si512(bits, magnitude)),
+            _mm512_set1_ps(f.tiny),
+        );
+        let sign = _mm512_set1_epi32(0x8000_0000u32 as i32);
+        _mm512_castsi512_ps(_mm512_mask_and_epi32(bits, tiny, bits, sign))
+    }
+
+    /// The result's `.sat` and `.relu`, in that order (its `.ftz` came before its rounding:
+    /// [`flush_tiny8`]).
     #[inline]
     #[target_feature(enable = "avx2")]
     fn finish(m: Mode, mut h: __m256i) -> __m256i {
-        if m.ftz {
-            h = flush(h, m.f);
-        }
         let zero = _mm256_setzero_si256();
         if m.sat {
             // NaN and negatives (−0 too) give +0, then clamp to 1.0.
@@ -325,14 +353,14 @@ mod x86 {
     /// The end of the AVX2 helpers' loops, over the `halves` halves at `dst`, which they
     /// narrowed without looking at NaNs: where `nan_seen`, NaN halves become the canonical NaN
     /// (a pass when a result was NaN, where a compare and a blend a step cost every call);
-    /// then `.ftz .sat .relu` ([`finish`]).
+    /// then `.sat .relu` ([`finish`]).
     ///
     /// # Safety
     /// `dst` must have `halves` halves, a multiple of 8.
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn settle8(m: Mode, dst: *mut u16, halves: usize, nan_seen: bool) {
-        if !(nan_seen || m.ftz || m.sat || m.relu) {
+        if !(nan_seen || m.sat || m.relu) {
             return;
         }
         for i in (0..halves).step_by(8) {
@@ -410,6 +438,7 @@ mod x86 {
             2 => only(_mm512_mul_ps(fa, fb)),
             _ => fma_to_odd16(fa, fb, fc),
         };
+        let r = if m.ftz { flush_tiny16(r, m.f) } else { r };
         let number = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(nan_like, nan_like);
         let canonical = _mm256_set1_epi16(CANONICAL_NAN as i16);
         let h = if m.bf16 {
@@ -576,6 +605,7 @@ mod x86 {
                 1 => _mm256_sub_ps(a, b),
                 _ => _mm256_mul_ps(a, b),
             };
+            let r = if m.ftz { flush_tiny8(r, m.f) } else { r };
             sum = _mm256_add_ps(sum, r);
             let h = if m.bf16 {
                 f32_to_bf16(r)
@@ -710,8 +740,12 @@ extern "C" fn f16_arith(a: u32, b: u32, c: u32, code: u32) -> u32 {
             if nan >> lane & 1 == 1 {
                 h = CANONICAL_NAN;
             }
-            if ftz {
-                h = F16.flush(h);
+            if ftz && h & 0x7FFF <= F16.min_normal_bits() {
+                // Tiny after rounding or not (rare): the exact value says.
+                let op = [FloatOp::Add, FloatOp::Sub, FloatOp::Mul, FloatOp::Fma][op as usize];
+                let lane_of = |v: u32| (v >> (16 * lane)) as u16;
+                let exact = exact(F16, op, lane_of(a), lane_of(b), lane_of(c));
+                h = F16.flush_tiny(exact, h);
             }
             if sat {
                 h = F16.saturate(h);

@@ -291,7 +291,7 @@ impl Translator<'_, '_> {
         }
         if src.is_half() && dst == PtxType::F32 && !mods.sat {
             let (fmt, _) = format_of(src);
-            let v = softfloat::half_to_f32_quiet(self.b, fmt, x);
+            let v = softfloat::half_to_f32_cvt(self.b, fmt, x);
             return Ok(if mods.ftz {
                 softfloat::flush_subnormal(self.b, v)
             } else {
@@ -307,7 +307,8 @@ impl Translator<'_, '_> {
             PtxType::F32 => {
                 // Exact for every half value; f64 → f32 rounds to nearest even, or in a
                 // direction in a helper.
-                let v = match self.direction(mode)? {
+                let direction = self.direction(mode)?;
+                let v = match direction {
                     Some(rnd) if src == PtxType::F64 => {
                         let helper = self.helper_ref("ptxjit_f64_to_f32_directed");
                         let call = self.b.ins().call(helper, &[f, rnd]);
@@ -315,10 +316,16 @@ impl Translator<'_, '_> {
                     }
                     _ => self.b.ins().fdemote(types::F32, f),
                 };
-                let v = if mods.ftz {
-                    softfloat::flush_subnormal(self.b, v)
-                } else {
-                    v
+                let v = match (mods.ftz, src) {
+                    // `semantics::float::flush_narrowed_f32`.
+                    (true, PtxType::F64) => self.flush_tiny_f32(v, |this| {
+                        let helper = this.helper_ref("ptxjit_flush_narrowed_f32");
+                        let rnd = direction.unwrap_or_else(|| this.b.ins().iconst(types::I32, 0));
+                        let call = this.b.ins().call(helper, &[f, rnd, v]);
+                        this.b.inst_results(call)[0]
+                    }),
+                    (true, _) => softfloat::flush_subnormal(self.b, v),
+                    _ => v,
                 };
                 if src == PtxType::F64 {
                     softfloat::canonicalize_f32(self.b, v)

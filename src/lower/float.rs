@@ -3,8 +3,8 @@
 //! `lg2`, `sin`, `cos`, `tanh`) are computed accurately (within the ISA's error bounds, not
 //! bit-identical to a GPU's).
 
-use cranelift_codegen::ir::condcodes::FloatCC;
-use cranelift_codegen::ir::{InstBuilder, Value, types};
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
+use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 use super::softfloat;
 use super::{LResult, Translator};
@@ -123,12 +123,81 @@ impl Translator<'_, '_> {
             r = softfloat::saturate(self.b, r);
         }
         if mods.ftz {
-            r = softfloat::flush_subnormal(self.b, r);
+            r = match Arith::of(op) {
+                // (A sum of f32 values that is below the smallest normal is exact: only a
+                // product can round up to it.)
+                Some(arith @ (Arith::Mul | Arith::Fma)) if ty == PtxType::F32 => {
+                    let rnd = directed.map(|(_, rnd)| rnd);
+                    self.flush_result_f32(arith, rnd, &x, r)
+                }
+                _ => softfloat::flush_subnormal(self.b, r),
+            };
         }
         if ty == PtxType::F32 && !op.is_sign_operation() && self.nan_seen(&a[0]) {
             r = softfloat::canonicalize_f32(self.b, r);
         }
         self.write(&a[0], r, ty)
+    }
+
+    /// `.ftz` on `r`, an f32 `mul` or `fma` of `x` rounded in direction `rnd` (the helpers'
+    /// index; `None` to nearest), as `semantics::float::flush_result_f32`: a subnormal
+    /// flushed here; the smallest normal, which an exact value tiny after rounding can round
+    /// up to, decided by that function out of line (rare).
+    pub(super) fn flush_result_f32(
+        &mut self,
+        arith: Arith,
+        rnd: Option<Value>,
+        x: &[Value],
+        r: Value,
+    ) -> Value {
+        self.flush_tiny_f32(r, |this| this.call_flush_result_f32(arith, rnd, x, r))
+    }
+
+    /// A call of `semantics::float::flush_result_f32` (see [`Self::flush_result_f32`]).
+    pub(super) fn call_flush_result_f32(
+        &mut self,
+        arith: Arith,
+        rnd: Option<Value>,
+        x: &[Value],
+        r: Value,
+    ) -> Value {
+        let f = self.helper_ref("ptxjit_flush_result_f32");
+        let op = self.b.ins().iconst(types::I32, arith as i64);
+        let rnd = rnd.unwrap_or_else(|| self.b.ins().iconst(types::I32, 0));
+        let mut args = vec![op, rnd];
+        args.extend((0..3).map(|i| x.get(i).copied().unwrap_or(x[0])));
+        args.push(r);
+        let call = self.b.ins().call(f, &args);
+        self.b.inst_results(call)[0]
+    }
+
+    /// `.ftz` on an f32 result `r` that may be tiny after rounding: a subnormal flushed
+    /// here; at the smallest normal, `decide` (emitted out of line: rare) gives the result.
+    pub(super) fn flush_tiny_f32(
+        &mut self,
+        r: Value,
+        decide: impl FnOnce(&mut Self) -> Value,
+    ) -> Value {
+        let flushed = softfloat::flush_subnormal(self.b, r);
+        let bits = self.b.ins().bitcast(types::I32, MemFlagsData::new(), r);
+        let magnitude = self.b.ins().band_imm_u(bits, 0x7FFF_FFFF);
+        let smallest_normal = f32::MIN_POSITIVE.to_bits() as i64;
+        let at = self
+            .b
+            .ins()
+            .icmp_imm_u(IntCC::Equal, magnitude, smallest_normal);
+        let cold = self.b.create_block();
+        let done = self.b.create_block();
+        let result = self.b.append_block_param(done, types::F32);
+        self.b.ins().brif(at, cold, &[], done, &[flushed.into()]);
+        self.b.seal_block(cold);
+        self.b.set_cold_block(cold);
+        self.b.switch_to_block(cold);
+        let decided = decide(self);
+        self.b.ins().jump(done, &[decided.into()]);
+        self.b.seal_block(done);
+        self.b.switch_to_block(done);
+        result
     }
 
     /// The index of a direction other than to nearest, for the helpers of

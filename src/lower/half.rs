@@ -126,14 +126,15 @@ impl Translator<'_, '_> {
         mods: FloatMods,
         x: &[Value],
     ) -> Value {
+        // `semantics::half_ops::is_oob`: `a` or `b`, either sign.
         let oob = mods.oob.then(|| {
-            let hits: Vec<Value> = x
-                .iter()
-                .map(|&h| self.b.ins().icmp_imm_u(IntCC::Equal, h, OOB_NAN as i64))
-                .collect();
-            hits.into_iter()
-                .reduce(|p, q| self.b.ins().bor(p, q))
-                .expect("fma has operands")
+            let [p, q] = [x[0], x[1]].map(|h| {
+                let magnitude = self.b.ins().band_imm_u(h, 0x7FFF);
+                self.b
+                    .ins()
+                    .icmp_imm_u(IntCC::Equal, magnitude, OOB_NAN as i64)
+            });
+            self.b.ins().bor(p, q)
         });
         let x: Vec<Value> = x
             .iter()
@@ -146,7 +147,7 @@ impl Translator<'_, '_> {
             })
             .collect();
         let mut r = if op == FloatOp::Fma {
-            self.half_fma_rne(fmt, &x)
+            self.half_fma_rne(fmt, mods.ftz, &x)
         } else {
             // add/sub/mul in f32: exact products; sums rounded once more, harmlessly
             // (24 >= 2*11 + 2 bits), then rounded to the half format.
@@ -159,11 +160,13 @@ impl Translator<'_, '_> {
                 FloatOp::Sub => self.b.ins().fsub(f[0], f[1]),
                 _ => self.b.ins().fmul(f[0], f[1]),
             };
-            softfloat::f32_to_half_rne(self.b, fmt, v)
+            let r = softfloat::f32_to_half_rne(self.b, fmt, v);
+            if mods.ftz {
+                softfloat::half_flush_tiny(self.b, fmt, v, r)
+            } else {
+                r
+            }
         };
-        if mods.ftz {
-            r = softfloat::half_flush(self.b, fmt, r);
-        }
         if mods.sat {
             r = softfloat::half_saturate(self.b, fmt, r);
         }
@@ -182,8 +185,9 @@ impl Translator<'_, '_> {
     /// f32 result lies exactly on a midpoint of the half grid (midpoints are f32 values, and
     /// rounding to nearest never crosses a representable value); such results, flagged by
     /// their zero low bits, take the exact path: the reference's fma (f64, with round-to-odd
-    /// for bf16, then one rounding).
-    fn half_fma_rne(&mut self, fmt: HalfFormat, x: &[Value]) -> Value {
+    /// for bf16, then one rounding). `.ftz` on the result where `ftz` (an f32 result on
+    /// the tiny bound itself, which is such a "midpoint", takes the exact path too).
+    fn half_fma_rne(&mut self, fmt: HalfFormat, ftz: bool, x: &[Value]) -> Value {
         let f: Vec<Value> = x
             .iter()
             .map(|&h| softfloat::half_to_f32(self.b, fmt, h))
@@ -199,6 +203,11 @@ impl Translator<'_, '_> {
         let back = softfloat::half_to_f32(self.b, fmt, fast);
         let inexact = self.b.ins().fcmp(FloatCC::NotEqual, back, r32);
         let hazard = self.b.ins().band(low_zero, inexact);
+        let fast = if ftz {
+            softfloat::half_flush_tiny(self.b, fmt, r32, fast)
+        } else {
+            fast
+        };
         let slow = self.b.create_block();
         let done = self.b.create_block();
         let result = self.b.append_block_param(done, types::I16);
@@ -212,10 +221,11 @@ impl Translator<'_, '_> {
         } else {
             "ptxjit_fma_bf16"
         };
-        let args: Vec<Value> = x
+        let mut args: Vec<Value> = x
             .iter()
             .map(|&h| self.b.ins().uextend(types::I32, h))
             .collect();
+        args.push(self.b.ins().iconst(types::I32, ftz as i64));
         let f = self.helper_ref(helper);
         let call = self.b.ins().call(f, &args);
         let exact = self.b.inst_results(call)[0];

@@ -23,6 +23,7 @@ use crate::frontend::checked::{
     AddrBase, Arg, CmpOp, CvtMods, Dim, FloatMods, FloatOp, Guard, Inst, IntOp, MulMode, Op,
     Rounding, Special,
 };
+use crate::semantics::directed::Arith;
 use crate::types::PtxType;
 
 mod bits;
@@ -823,7 +824,12 @@ impl Translator<'_, '_> {
                 .collect();
         }
         if mods.ftz {
-            r = self.v_flush_f32(r);
+            r = match op {
+                // (A sum below the smallest normal is exact: only a product can round up to
+                // it. See `lower::float`.)
+                FloatOp::Mul | FloatOp::Fma => self.v_flush_product_f32(op, &x, r),
+                _ => self.v_flush_f32(r),
+            };
         }
         if !op.is_sign_operation() && self.nan_seen(&a[0]) {
             r = r
@@ -833,6 +839,45 @@ impl Translator<'_, '_> {
         }
         self.v_write(&a[0], r);
         Ok(true)
+    }
+
+    /// `.ftz` on the f32 lanes `r` of `mul` or `fma` of `x`, rounded to nearest, as
+    /// `Translator::flush_result_f32` does for one: subnormals flushed here; a vector with a
+    /// lane at the smallest normal (rare) decided lane by lane out of line.
+    fn v_flush_product_f32(&mut self, op: FloatOp, x: &[Wide], r: Wide) -> Wide {
+        let arith = Arith::of(op).expect("mul or fma");
+        let flushed = self.v_flush_f32(r.clone());
+        let mut out = Wide::new();
+        for (c, (&r, flushed)) in r.iter().zip(flushed).enumerate() {
+            let bits = self.b.ins().bitcast(types::I32X4, bits::lane_order(), r);
+            let magnitude = self.v_splat(types::I32X4, 0x7FFF_FFFF);
+            let magnitude = self.b.ins().band(bits, magnitude);
+            let smallest = self.v_splat(types::I32X4, f32::MIN_POSITIVE.to_bits() as i64);
+            let at = self.b.ins().icmp(IntCC::Equal, magnitude, smallest);
+            let any = self.b.ins().vany_true(at);
+            let cold = self.b.create_block();
+            let done = self.b.create_block();
+            let result = self.b.append_block_param(done, types::F32X4);
+            self.b.ins().brif(any, cold, &[], done, &[flushed.into()]);
+            self.b.seal_block(cold);
+            self.b.set_cold_block(cold);
+            self.b.switch_to_block(cold);
+            let mut v = flushed;
+            for lane in 0..4u8 {
+                let xs: Vec<Value> = x
+                    .iter()
+                    .map(|w| self.b.ins().extractlane(w[c], lane))
+                    .collect();
+                let r = self.b.ins().extractlane(r, lane);
+                let decided = self.call_flush_result_f32(arith, None, &xs, r);
+                v = self.b.ins().insertlane(v, decided, lane);
+            }
+            self.b.ins().jump(done, &[v.into()]);
+            self.b.seal_block(done);
+            self.b.switch_to_block(done);
+            out.push(result);
+        }
+        out
     }
 
     /// `.ftz` of f32 lanes: subnormals become zero of the same sign.

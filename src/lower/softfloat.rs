@@ -7,10 +7,8 @@ use cranelift_codegen::ir::{Endianness, InstBuilder, MemFlagsData, Value, types}
 use cranelift_frontend::FunctionBuilder;
 
 use crate::frontend::checked::Rounding;
+pub use crate::semantics::float::CANONICAL_NAN_F32;
 use crate::semantics::half::{CANONICAL_NAN, HalfFormat};
-
-/// The canonical NaN of f32 results (CUDA: "the quiet NaN of bit pattern 0x7fffffff").
-pub const CANONICAL_NAN_F32: u32 = 0x7FFF_FFFF;
 
 const F64_INF: i64 = 0x7FF0_0000_0000_0000;
 const F64_MANT: i64 = (1 << 52) - 1;
@@ -203,14 +201,16 @@ static F16_TO_F32: std::sync::LazyLock<Box<[u32]>> = std::sync::LazyLock::new(||
         .collect()
 });
 
-/// [`half_to_f32`] for `cvt`: a NaN is made quiet (sign and payload kept).
-pub fn half_to_f32_quiet(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
+/// [`half_to_f32`] for `cvt`, NaNs as `HalfFormat::to_f32_bits` says: an f16 NaN gives the
+/// canonical NaN, a bf16 NaN keeps its bits.
+pub fn half_to_f32_cvt(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
     let v = half_to_f32(b, fmt, h);
-    let bits = b.ins().bitcast(types::I32, MemFlagsData::new(), v);
-    let quiet = b.ins().bor_imm_u(bits, 0x0040_0000);
+    if fmt.exp_bits == 8 {
+        return v;
+    }
     let is_nan = b.ins().fcmp(FloatCC::Unordered, v, v);
-    let bits = b.ins().select(is_nan, quiet, bits);
-    b.ins().bitcast(types::F32, MemFlagsData::new(), bits)
+    let nan = b.ins().f32const(f32::from_bits(CANONICAL_NAN_F32));
+    b.ins().select(is_nan, nan, v)
 }
 
 /// The constants of [`f32_to_half_rne`]'s f16 steps, shared with the lane groups' vector
@@ -453,6 +453,17 @@ pub fn half_flush(b: &mut FunctionBuilder, fmt: HalfFormat, h: Value) -> Value {
         .icmp_imm_u(IntCC::UnsignedLessThan, mag, 1i64 << fmt.mant_bits);
     let signed_zero = b.ins().band_imm_u(h, 0x8000);
     b.ins().select(tiny, signed_zero, h)
+}
+
+/// `.ftz` on `r`, half bits rounded to nearest from the f32 `v`: zero of its sign where `v`
+/// is tiny after rounding (`HalfFormat::flush_tiny`; `v` must lie on the same side of the
+/// bound as the exact value, which an exact value or one rounded to odd does).
+pub fn half_flush_tiny(b: &mut FunctionBuilder, fmt: HalfFormat, v: Value, r: Value) -> Value {
+    let magnitude = b.ins().fabs(v);
+    let bound = b.ins().f32const(fmt.tiny_bound() as f32);
+    let tiny = b.ins().fcmp(FloatCC::LessThan, magnitude, bound);
+    let signed_zero = b.ins().band_imm_u(r, 0x8000);
+    b.ins().select(tiny, signed_zero, r)
 }
 
 /// `.sat` on half bits: clamp to [+0, 1]; NaN and −0 give +0.

@@ -193,27 +193,7 @@ fn round(f: Format, x: Exact, rnd: Rounding) -> u64 {
     let emin = 1 - f.bias; // exponent of the least normal
     let top = x.exp + bit_length(x.sig) as i32 - 1;
     let lsb = top.max(emin) - f.mant as i32;
-    let shift = lsb - x.exp;
-    let (mut kept, rem, half) = if shift <= 0 {
-        (x.sig << -shift, 0, 1)
-    } else if shift >= 128 {
-        (0, x.sig, 0)
-    } else {
-        let rem = x.sig & ((1u128 << shift) - 1);
-        (x.sig >> shift, rem, 1u128 << (shift - 1))
-    };
-    let inexact = rem != 0 || x.sticky;
-    let up = match rnd {
-        Rounding::Rn => {
-            // (shift >= 128: the value is below half the least subnormal.)
-            half != 0 && (rem > half || rem == half && (x.sticky || kept & 1 == 1))
-        }
-        Rounding::Rna => half != 0 && rem >= half,
-        Rounding::Rz => false,
-        Rounding::Rp => inexact && !x.neg,
-        Rounding::Rm => inexact && x.neg,
-    };
-    kept += up as u128;
+    let mut kept = rounded(x, lsb, rnd);
     let mut lsb = lsb;
     if kept >> (f.mant + 1) != 0 {
         kept >>= 1;
@@ -243,6 +223,43 @@ fn round(f: Format, x: Exact, rnd: Rounding) -> u64 {
     }
 }
 
+/// Whether `x` is tiny after rounding (IEEE 754 §7.5): rounded in direction `rnd` to `f`'s
+/// precision with the exponent unbounded, below `f`'s smallest normal. What `.ftz` flushes
+/// on an H200 (measured for `mul`, `fma` and `cvt.f32.f64`): a result that rounds, in range,
+/// up to the smallest normal from below it too.
+fn tiny(f: Format, x: Exact, rnd: Rounding) -> bool {
+    let emin = 1 - f.bias;
+    let top = x.exp + bit_length(x.sig) as i32 - 1;
+    // Only a value just below the smallest normal can round up to it.
+    top < emin - 1 || top == emin - 1 && rounded(x, top - f.mant as i32, rnd) >> (f.mant + 1) == 0
+}
+
+/// `x`'s significand rounded in direction `rnd` to a multiple of 2^`lsb`, in units of it
+/// (one bit longer where the rounding carries out).
+fn rounded(x: Exact, lsb: i32, rnd: Rounding) -> u128 {
+    let shift = lsb - x.exp;
+    let (kept, rem, half) = if shift <= 0 {
+        (x.sig << -shift, 0, 1)
+    } else if shift >= 128 {
+        (0, x.sig, 0)
+    } else {
+        let rem = x.sig & ((1u128 << shift) - 1);
+        (x.sig >> shift, rem, 1u128 << (shift - 1))
+    };
+    let inexact = rem != 0 || x.sticky;
+    let up = match rnd {
+        Rounding::Rn => {
+            // (shift >= 128: the value is below half the least subnormal.)
+            half != 0 && (rem > half || rem == half && (x.sticky || kept & 1 == 1))
+        }
+        Rounding::Rna => half != 0 && rem >= half,
+        Rounding::Rz => false,
+        Rounding::Rp => inexact && !x.neg,
+        Rounding::Rm => inexact && x.neg,
+    };
+    kept + up as u128
+}
+
 /// `op` on the operands' bits in format `f`, rounded in direction `rnd`; `host` is the
 /// host's round-to-nearest operation for the exact cases.
 fn arith(
@@ -252,6 +269,21 @@ fn arith(
     ops: [u64; 3],
     host: impl Fn([u64; 3]) -> u64,
 ) -> u64 {
+    match exact(f, op, rnd, ops, host) {
+        Ok(x) => round(f, x, rnd),
+        Err(bits) => bits,
+    }
+}
+
+/// The exact result of [`arith`], or its bits where they need no rounding (non-finite
+/// operands, zeros).
+fn exact(
+    f: Format,
+    op: Arith,
+    rnd: Rounding,
+    ops: [u64; 3],
+    host: impl Fn([u64; 3]) -> u64,
+) -> Result<Exact, u64> {
     let [a, b, c] = ops.map(|v| unpack(f, v));
     let exp_mask = ((1u64 << (f.bits - 1 - f.mant)) - 1) << f.mant;
     let used = match op {
@@ -262,7 +294,7 @@ fn arith(
     let non_finite = ops[..used].iter().any(|v| v & exp_mask == exp_mask);
     let zero = |x: &Exact| x.sig == 0;
     if non_finite {
-        return host(ops);
+        return Err(host(ops));
     }
     let negated = |x: Exact| Exact { neg: !x.neg, ..x };
     // The terms of a sum, when the operation is one.
@@ -289,26 +321,26 @@ fn arith(
             } else {
                 rnd == Rounding::Rm
             };
-            return (neg as u64) << (f.bits - 1);
+            return Err((neg as u64) << (f.bits - 1));
         }
         (_, Some((x, y))) if zero(&y) => x,
         (_, Some((x, y))) if zero(&x) => y,
         (_, Some((x, y))) => sum(x, y),
-        (Arith::Mul, _) if zero(&a) || zero(&b) => return host(ops),
+        (Arith::Mul, _) if zero(&a) || zero(&b) => return Err(host(ops)),
         (Arith::Mul, _) => product(a, b),
-        (Arith::Div, _) if zero(&a) || zero(&b) => return host(ops),
+        (Arith::Div, _) if zero(&a) || zero(&b) => return Err(host(ops)),
         (Arith::Div, _) => quotient(a, b),
-        (Arith::Rcp, _) if zero(&a) => return host(ops),
+        (Arith::Rcp, _) if zero(&a) => return Err(host(ops)),
         (Arith::Rcp, _) => quotient(unpack(f, one(f)), a),
-        (Arith::Sqrt, _) if zero(&a) || a.neg => return host(ops),
+        (Arith::Sqrt, _) if zero(&a) || a.neg => return Err(host(ops)),
         (Arith::Sqrt, _) => square_root(a),
         _ => unreachable!("every operation is a sum or handled"),
     };
     if exact.sig == 0 && !exact.sticky {
         // x + (-x): +0, or -0 toward -inf.
-        return ((rnd == Rounding::Rm) as u64) << (f.bits - 1);
+        return Err(((rnd == Rounding::Rm) as u64) << (f.bits - 1));
     }
-    round(f, exact, rnd)
+    Ok(exact)
 }
 
 fn one(f: Format) -> u64 {
@@ -331,6 +363,18 @@ pub fn f64_op(op: Arith, rnd: Rounding, a: f64, b: f64, c: f64) -> f64 {
     };
     let ops = [a, b, c].map(f64::to_bits);
     f64::from_bits(arith(F64, op, rnd, ops, host))
+}
+
+/// Whether the exact f32 result of `op` on `a`, `b`, `c` is tiny after rounding `rnd`
+/// ([`tiny`]; false for non-finite operands and exact zeros).
+pub fn f32_tiny(op: Arith, rnd: Rounding, a: f32, b: f32, c: f32) -> bool {
+    let ops = [a, b, c].map(|v| v.to_bits() as u64);
+    matches!(exact(F32, op, rnd, ops, |_| 0), Ok(x) if tiny(F32, x, rnd))
+}
+
+/// Whether `x` rounded `rnd` to f32 is tiny after rounding ([`tiny`]).
+pub fn f64_to_f32_tiny(x: f64, rnd: Rounding) -> bool {
+    x.is_finite() && x != 0.0 && tiny(F32, unpack(F64, x.to_bits()), rnd)
 }
 
 /// `cvt.rnd.f32.f64` (NaNs, infinities and zeros as the host converts them).

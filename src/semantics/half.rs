@@ -5,6 +5,7 @@
 //! (the exponent span of `a*b + c` fits in 53 bits), so one rounding gives the correctly
 //! rounded result.
 
+use super::float::CANONICAL_NAN_F32;
 use crate::frontend::checked::Rounding;
 
 /// The bits of an IEEE-style binary format narrower than f64.
@@ -45,6 +46,30 @@ impl HalfFormat {
         1 - self.bias()
     }
 
+    /// Below this magnitude an exact result is tiny after rounding to nearest: rounded with
+    /// the exponent unbounded, it is below the smallest normal (a tie rounds up to it, its
+    /// even neighbour).
+    pub fn tiny_bound(self) -> f64 {
+        2f64.powi(self.emin()) * (1.0 - 2f64.powi(-(self.mant_bits as i32 + 2)))
+    }
+
+    /// `.ftz` on `r`, an arithmetic result rounded to nearest from `exact`: zero of its sign
+    /// where `exact` is tiny after rounding ([`tiny_bound`](Self::tiny_bound)), as IEEE 754's
+    /// "tininess after rounding" and an H200 (measured) have it; a result that rounded up to
+    /// the smallest normal from below it is flushed too.
+    pub fn flush_tiny(self, exact: f64, r: u16) -> u16 {
+        if exact.abs() < self.tiny_bound() {
+            r & 0x8000
+        } else {
+            r
+        }
+    }
+
+    /// The bits of the smallest normal.
+    pub const fn min_normal_bits(self) -> u16 {
+        1 << self.mant_bits
+    }
+
     pub fn inf_bits(self) -> u16 {
         (((1u32 << self.exp_bits) - 1) << self.mant_bits) as u16
     }
@@ -74,13 +99,16 @@ impl HalfFormat {
         sign * significand * 2f64.powi(e - self.mant_bits as i32)
     }
 
-    /// The f32 bits of the exact value (`cvt.f32.f16`): a NaN stays a NaN, made quiet, with
-    /// its sign and payload kept.
+    /// The f32 bits of the exact value (`cvt.f32.f16`, `cvt.f32.bf16`), NaNs as an H200
+    /// converts them: an f16 NaN gives the canonical f32 NaN (the conversion is an f32 add,
+    /// `HADD2.F32`); a bf16 is the top half of an f32, so its NaN keeps every bit, a
+    /// signalling one stays signalling.
     pub fn to_f32_bits(self, bits: u16) -> u32 {
+        if self.exp_bits == 8 {
+            return (bits as u32) << 16;
+        }
         if self.is_nan(bits) {
-            let sign = (bits as u32 & 0x8000) << 16;
-            let frac = bits as u32 & ((1 << self.mant_bits) - 1);
-            return sign | 0x7FC0_0000 | frac << (23 - self.mant_bits);
+            return CANONICAL_NAN_F32;
         }
         (self.to_f64(bits) as f32).to_bits()
     }
@@ -193,19 +221,35 @@ pub fn mul(fmt: HalfFormat, a: u16, b: u16) -> u16 {
     fmt.round(fmt.to_f64(a) * fmt.to_f64(b), Rounding::Rn)
 }
 
-/// f16 fma: `a*b + c` in f64 is exact for every finite f16 result, so one rounding suffices.
-pub fn fma_f16(a: u16, b: u16, c: u16) -> u16 {
-    F16.round(
-        F16.to_f64(a).mul_add(F16.to_f64(b), F16.to_f64(c)),
-        Rounding::Rn,
-    )
+/// `a*b + c` as an f64 that rounds to the format as the exact value does, and is below
+/// [`HalfFormat::tiny_bound`] exactly where the exact value is. f16: `a*b + c` in f64 is exact
+/// for every finite f16 result. bf16: it is not (the exponent range is too wide), and rounding
+/// it to nearest twice can err; rounding to odd first cannot (53 ≥ 8 + 2).
+pub fn fma_exact(fmt: HalfFormat, a: u16, b: u16, c: u16) -> f64 {
+    let (x, y, z) = (fmt.to_f64(a), fmt.to_f64(b), fmt.to_f64(c));
+    if fmt == F16 {
+        x.mul_add(y, z)
+    } else {
+        round_to_odd_sum(x * y, z)
+    }
 }
 
-/// bf16 fma. `a*b + c` in f64 is not exact for bf16 (the exponent range is too wide), and
-/// rounding it to nearest twice can err; rounding to odd first cannot (53 ≥ 8 + 2).
+/// `fma.rn.f16` (no `.ftz`).
+pub fn fma_f16(a: u16, b: u16, c: u16) -> u16 {
+    fma(F16, false, a, b, c)
+}
+
+/// `fma.rn.bf16`.
 pub fn fma_bf16(a: u16, b: u16, c: u16) -> u16 {
-    let (x, y, z) = (BF16.to_f64(a), BF16.to_f64(b), BF16.to_f64(c));
-    BF16.round(round_to_odd_sum(x * y, z), Rounding::Rn)
+    fma(BF16, false, a, b, c)
+}
+
+/// `fma.rn{.ftz}` of halves already flushed as `.ftz` asks, rounded once: `.ftz` on the
+/// result as [`HalfFormat::flush_tiny`] says.
+pub fn fma(fmt: HalfFormat, ftz: bool, a: u16, b: u16, c: u16) -> u16 {
+    let exact = fma_exact(fmt, a, b, c);
+    let r = fmt.round(exact, Rounding::Rn);
+    if ftz { fmt.flush_tiny(exact, r) } else { r }
 }
 
 /// `p + c` rounded to odd in f64 (`p`, `c` finite or not; the sum is exact or sticky).

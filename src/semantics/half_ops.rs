@@ -3,20 +3,26 @@
 //! steps in the same order; `tests/half_ops.rs` compares the two bit for bit.
 //!
 //! Order of steps for `add sub mul fma`: `.oob` test on the raw inputs → `.ftz` on inputs →
-//! exact result (f64; bf16 fma rounded to odd) → one rounding → `.ftz` on the result →
-//! `.sat` → `.relu` → `.oob` forces +0.
+//! exact result (f64; bf16 fma rounded to odd) → one rounding → `.ftz` on the result (tiny
+//! after rounding: `HalfFormat::flush_tiny`) → `.sat` → `.relu` → `.oob` forces +0.
 
-use super::half::{BF16, CANONICAL_NAN, F16, HalfFormat, round_to_odd_sum};
+use super::half::{BF16, CANONICAL_NAN, F16, HalfFormat, fma_exact};
 use crate::frontend::checked::{BoolOp, CmpOp, FloatMods, FloatOp, Rounding};
 
-/// The bit pattern of the "OOB NaN" that `fma.oob` tests for (per 16-bit lane). NVIDIA does
-/// not publish it; 0x7FF7 is what other emulators use. Unverified on hardware.
+/// The magnitude bits of the "OOB NaN" that `fma.oob` tests for (per 16-bit lane). NVIDIA does
+/// not publish it; measured on an H200 (every half in each operand): `a` or `b` with these
+/// magnitude bits, either sign, makes the result +0; `c` is not tested.
 pub const OOB_NAN: u16 = 0x7FF7;
+
+/// Whether `fma.oob` forces +0 for these operands (see [`OOB_NAN`]).
+pub fn is_oob(a: u16, b: u16) -> bool {
+    a & 0x7FFF == OOB_NAN || b & 0x7FFF == OOB_NAN
+}
 
 impl HalfFormat {
     /// `.ftz`: a subnormal becomes zero of the same sign.
     pub fn flush(self, h: u16) -> u16 {
-        if h & 0x7FFF < (1 << self.mant_bits) {
+        if h & 0x7FFF < self.min_normal_bits() {
             h & 0x8000
         } else {
             h
@@ -50,27 +56,27 @@ impl HalfFormat {
     }
 }
 
-/// `add sub mul fma` with their modifiers (`mods.rnd` is always `.rn` for halves).
-pub fn arith(fmt: HalfFormat, op: FloatOp, mods: FloatMods, a: u16, b: u16, c: u16) -> u16 {
-    let oob = mods.oob && [a, b, c].contains(&OOB_NAN);
-    let flush = |h: u16| if mods.ftz { fmt.flush(h) } else { h };
-    let (x, y, z) = (
-        fmt.to_f64(flush(a)),
-        fmt.to_f64(flush(b)),
-        fmt.to_f64(flush(c)),
-    );
-    let exact = match op {
+/// The exact result of `add sub mul fma` on halves (bf16's fma rounded to odd: see
+/// [`fma_exact`]), as an f64 that rounds, and compares with the tiny bound, as it does.
+pub fn exact(fmt: HalfFormat, op: FloatOp, a: u16, b: u16, c: u16) -> f64 {
+    let (x, y) = (fmt.to_f64(a), fmt.to_f64(b));
+    match op {
         FloatOp::Add => x + y,
         FloatOp::Sub => x - y,
         FloatOp::Mul => x * y,
-        // f16: a*b+c in f64 is exact for finite results; bf16 needs round-to-odd.
-        FloatOp::Fma if fmt == F16 => x.mul_add(y, z),
-        FloatOp::Fma => round_to_odd_sum(x * y, z),
+        FloatOp::Fma => fma_exact(fmt, a, b, c),
         _ => panic!("arith covers add, sub, mul, fma, not {op:?}"),
-    };
+    }
+}
+
+/// `add sub mul fma` with their modifiers (`mods.rnd` is always `.rn` for halves).
+pub fn arith(fmt: HalfFormat, op: FloatOp, mods: FloatMods, a: u16, b: u16, c: u16) -> u16 {
+    let oob = mods.oob && is_oob(a, b);
+    let flush = |h: u16| if mods.ftz { fmt.flush(h) } else { h };
+    let exact = exact(fmt, op, flush(a), flush(b), flush(c));
     let mut r = fmt.round(exact, Rounding::Rn);
     if mods.ftz {
-        r = fmt.flush(r);
+        r = fmt.flush_tiny(exact, r);
     }
     if mods.sat {
         r = fmt.saturate(r);
@@ -278,12 +284,25 @@ mod tests {
     }
 
     #[test]
-    fn oob_nan_operand_gives_plus_zero() {
+    fn oob_nan_in_a_or_b_of_either_sign_gives_plus_zero() {
         let oob = FloatMods {
             oob: true,
             ..mods()
         };
         assert_eq!(arith(F16, FloatOp::Fma, oob, OOB_NAN, 0x3C00, 0x3C00), 0);
+        assert_eq!(
+            arith(F16, FloatOp::Fma, oob, 0x3C00, 0x8000 | OOB_NAN, 0x7C00),
+            0
+        );
+        assert_eq!(
+            arith(BF16, FloatOp::Fma, oob, 0x8000 | OOB_NAN, 0x3F80, 0),
+            0
+        );
+        // c is not tested: its NaN is a NaN.
+        assert_eq!(
+            arith(F16, FloatOp::Fma, oob, 0x3C00, 0x3C00, OOB_NAN),
+            CANONICAL_NAN
+        );
         assert_eq!(
             arith(F16, FloatOp::Fma, oob, 0x7E00, 0x3C00, 0x3C00),
             CANONICAL_NAN

@@ -2,9 +2,9 @@
 //! around its arithmetic: `cvt.f32.f16`/`cvt.f32.bf16` (`.ftz`), and `cvt.frnd.f16.f32`/
 //! `cvt.frnd.bf16.f32` and their pair forms `cvt.frnd.f16x2.f32 d, a, b` (`.rn .rz .rm
 //! .rp`, `.ftz`, `.relu`, `.satfinite`), with the one-thread lowering's bits (`softfloat::
-//! half_to_f32_quiet`, `softfloat::f32_to_half_rne`, `softfloat::f64_to_half`): a half
-//! widens exactly, a NaN keeps its payload and is made quiet; an f32 rounds as asked, a NaN
-//! to the canonical NaN. The halves are integer lanes; the only float operations are exact
+//! half_to_f32_cvt`, `softfloat::f32_to_half_rne`, `softfloat::f64_to_half`): a half
+//! widens exactly, an f16 NaN to the canonical NaN, a bf16 NaN keeping its bits; an f32
+//! rounds as asked, a NaN to the canonical NaN. The halves are integer lanes; the only float operations are exact
 //! ones, the f32 add that rounds a subnormal result at the half's quantum to nearest, and
 //! the `ceil` that rounds it up.
 
@@ -17,6 +17,7 @@ use crate::frontend::checked::{Arg, CvtMods, Rounding};
 use crate::lower::half::format_of;
 use crate::lower::softfloat::f32_to_f16_rne;
 use crate::lower::{LResult, Translator};
+use crate::semantics::float::CANONICAL_NAN_F32;
 use crate::semantics::half::{CANONICAL_NAN, HalfFormat};
 use crate::types::PtxType;
 
@@ -97,8 +98,8 @@ impl Translator<'_, '_> {
         Ok(true)
     }
 
-    /// Halves `x` (eight a vector) of format `fmt` as f32s (four a vector), exactly, a NaN
-    /// made quiet; subnormal results flushed with `ftz`.
+    /// Halves `x` (eight a vector) of format `fmt` as f32s (four a vector), exactly, NaNs as
+    /// `cvt` gives them; subnormal results flushed with `ftz`.
     pub(super) fn v_widen_halves(&mut self, fmt: HalfFormat, ftz: bool, x: Wide) -> Wide {
         let mut v = Wide::new();
         for h in x {
@@ -113,16 +114,16 @@ impl Translator<'_, '_> {
         v
     }
 
-    /// f32 bits of halves `h` (in the low 16 bits of 32-bit lanes): exact, a NaN made quiet.
+    /// f32 bits of halves `h` (in the low 16 bits of 32-bit lanes): exact; an f16 NaN the
+    /// canonical NaN, a bf16 NaN its own bits (`HalfFormat::to_f32_bits`).
     fn v_half_to_f32_bits(&mut self, fmt: HalfFormat, h: Value) -> Value {
         let sixteen = self.b.ins().iconst(types::I32, 16);
         let thirteen = self.b.ins().iconst(types::I32, 13);
-        let (bits, magnitude) = if fmt.exp_bits == 8 {
+        if fmt.exp_bits == 8 {
             // bf16 is the top half of an f32.
-            let bits = self.b.ins().ishl(h, sixteen);
-            let low = self.v_splat(types::I32X4, 0x7FFF_FFFF);
-            (bits, self.b.ins().band(bits, low))
-        } else {
+            return self.b.ins().ishl(h, sixteen);
+        }
+        let (bits, magnitude) = {
             let sign_mask = self.v_splat(types::I32X4, 0x8000);
             let sign = self.b.ins().band(h, sign_mask);
             let sign = self.b.ins().ishl(sign, sixteen);
@@ -161,9 +162,8 @@ impl Translator<'_, '_> {
             .b
             .ins()
             .icmp(IntCC::UnsignedGreaterThan, magnitude, inf);
-        let quiet_bit = self.v_splat(types::I32X4, 0x0040_0000);
-        let quiet = self.b.ins().bor(bits, quiet_bit);
-        self.b.ins().bitselect(nan, quiet, bits)
+        let canonical = self.v_splat(types::I32X4, CANONICAL_NAN_F32 as i64);
+        self.b.ins().bitselect(nan, canonical, bits)
     }
 
     /// `.ftz` of f32 bits.

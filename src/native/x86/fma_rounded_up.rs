@@ -28,7 +28,7 @@ use std::arch::asm;
 use std::arch::x86_64::*;
 use std::mem::offset_of;
 
-use super::{Mode, any_nan, broadcast8, mode, settle8, uniform_pairs};
+use super::{Format, Mode, any_nan, broadcast8, mode, settle8, uniform_pairs};
 use crate::semantics::half::{self, HalfFormat};
 
 /// MXCSR for the loop: exceptions masked (bits 7–12), rounding up (bits 13–14 = 10b).
@@ -46,10 +46,12 @@ struct Constants {
     /// bf16 rounding to nearest even: bits + 0x7FFF + (the kept part's last bit).
     round: [u32; 8],
     one: [u32; 8],
+    /// Below this a result is tiny after rounding (`.ftz` flushes it: `super::flush_tiny8`).
+    tiny: [f32; 8],
 }
 
-/// The constants for halves of `format`.
-const fn constants(format: HalfFormat) -> Constants {
+/// The constants for halves of `format` (`f`: the same format's).
+const fn constants(format: HalfFormat, f: Format) -> Constants {
     // The smallest normal, 2^emin, as f32 (whose exponent bias is 127).
     let min_normal = f32::from_bits(((format.emin() + 127) as u32) << 23);
     Constants {
@@ -58,11 +60,12 @@ const fn constants(format: HalfFormat) -> Constants {
         min_normal: [min_normal; 8],
         round: [0x7FFF; 8],
         one: [1; 8],
+        tiny: [f.tiny; 8],
     }
 }
 
-static F16_CONSTANTS: Constants = constants(half::F16);
-static BF16_CONSTANTS: Constants = constants(half::BF16);
+static F16_CONSTANTS: Constants = constants(half::F16, super::F16);
+static BF16_CONSTANTS: Constants = constants(half::BF16, super::BF16);
 
 /// The `asm!` text that decodes the eight halves at `[p + i + off]` into register `y` (and
 /// flushes them, with `.ftz`). Uses ymm5 as scratch.
@@ -127,6 +130,14 @@ macro_rules! step {
             "vpslld ymm4, ymm0, 31\n",
             "vblendvps ymm4, ymm3, ymm0, ymm4\n",
             "vaddps {", $acc, "}, {", $acc, "}, ymm3\n",
+            // `.ftz`: a tiny result (its rounding to odd is below the bound exactly where the
+            // exact value is) becomes zero of its sign.
+            ".if {ftz}\n",
+            "vandps ymm5, ymm4, ymmword ptr [{k} + {magnitude}]\n",
+            "vcmpltps ymm5, ymm5, ymmword ptr [{k} + {tiny}]\n",
+            "vandps ymm5, ymm5, ymmword ptr [{k} + {magnitude}]\n",
+            "vandnps ymm4, ymm5, ymm4\n",
+            ".endif\n",
             ".if {bf16}\n",
             "vpsrld ymm0, ymm4, 16\n",
             "vpand ymm0, ymm0, ymmword ptr [{k} + {one}]\n",
@@ -218,6 +229,7 @@ pub(super) unsafe extern "C" fn fma8<const CODE: u32, const UNIFORM: u32>(
             min_normal = const offset_of!(Constants, min_normal),
             round = const offset_of!(Constants, round),
             one = const offset_of!(Constants, one),
+            tiny = const offset_of!(Constants, tiny),
             out("ymm0") _,
             out("ymm1") _,
             out("ymm2") _,
