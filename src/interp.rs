@@ -23,9 +23,9 @@ use crate::lower::Env;
 use crate::semantics::directed;
 use crate::semantics::float as fl;
 use crate::semantics::half::{BF16, F16, HalfFormat};
-use crate::semantics::half_ops;
 use crate::semantics::int as si;
 use crate::semantics::minifloat::{tf32, ue8m0};
+use crate::semantics::{half_approx, half_ops};
 use crate::types::PtxType;
 
 pub struct Interpreter {
@@ -948,8 +948,8 @@ impl Interpreter {
                 FloatOp::Min | FloatOp::Max => {
                     half_ops::min_max(fmt, op == FloatOp::Max, mods, x[0], x[1])
                 }
-                FloatOp::Tanh => half_ops::tanh(fmt, x[0]),
-                FloatOp::Ex2 => half_ops::ex2(fmt, mods.ftz, x[0]),
+                FloatOp::Tanh => half_approx::tanh_approx(fmt, x[0]),
+                FloatOp::Ex2 => half_approx::ex2_approx(fmt, x[0]),
                 _ => return Err("not defined on half types".into()),
             };
             r |= (v as u64) << (16 * l);

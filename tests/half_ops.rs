@@ -1,7 +1,8 @@
 //! Every half-precision instruction form through the JIT, against the reference
-//! (`ptxjit::semantics::half_ops`), bit for bit: all 65,536 inputs of every unary form; all
-//! pairs of the special values plus random inputs for binary and ternary forms (1 M random
-//! inputs per form in the `--ignored` run); `tanh`/`ex2` also against the ISA's error bounds.
+//! (`ptxjit::semantics::half_ops`, `half_approx` for `tanh`/`ex2`), bit for bit: all 65,536
+//! inputs of every unary form; all pairs of the special values plus random inputs for binary
+//! and ternary forms (1 M random inputs per form in the `--ignored` run); `tanh`/`ex2` also
+//! against the ISA's error bounds.
 
 mod common;
 
@@ -9,6 +10,7 @@ use common::{Rng, W, elementwise, special_halves};
 use ptxjit::frontend::checked::{CmpOp, FloatMods, FloatOp, Op};
 use ptxjit::frontend::isa::decode;
 use ptxjit::semantics::half::{BF16, F16, HalfFormat};
+use ptxjit::semantics::half_approx::{ex2_approx, tanh_approx};
 use ptxjit::semantics::half_ops as reference;
 
 /// The modifiers and op of an opcode, decoded the way the JIT decodes them.
@@ -34,8 +36,8 @@ fn reference_lane(opcode: &str, a: u16, b: u16, c: u16) -> u16 {
         }
         FloatOp::Neg | FloatOp::Abs => reference::neg_abs(fmt, op == FloatOp::Abs, mods.ftz, a),
         FloatOp::Min | FloatOp::Max => reference::min_max(fmt, op == FloatOp::Max, mods, a, b),
-        FloatOp::Tanh => reference::tanh(fmt, a),
-        FloatOp::Ex2 => reference::ex2(fmt, mods.ftz, a),
+        FloatOp::Tanh => tanh_approx(fmt, a),
+        FloatOp::Ex2 => ex2_approx(fmt, a),
         _ => unreachable!(),
     }
 }
@@ -263,8 +265,12 @@ fn every_unary_form_agrees_on_all_65536_inputs() {
     }
 }
 
+/// The H200's results (`half_approx`) keep the ISA's bounds but at two bf16 inputs, ±0.74609375
+/// (0x3f3f, 0xbf3f): `tanh` gives ±0.62890625 for ±0.632812755, 2^-7.9999 off, where the
+/// ISA says 2^-8. (f16 `tanh` reaches its bound, 2^-10.987, to four digits.)
 #[test]
-fn tanh_and_ex2_are_within_the_isa_error_bounds() {
+fn tanh_and_ex2_are_within_the_isa_error_bounds_but_where_the_h200_is_not() {
+    let tanh_beyond_bound = [(BF16, 0x3f3f), (BF16, 0xbf3f)];
     for (fmt, ty, tanh_bound, ex2_bound) in [
         (F16, "f16", 2f64.powf(-10.987), 2f64.powf(-9.9)),
         (BF16, "bf16", 2f64.powi(-8), 2f64.powi(-7)),
@@ -274,10 +280,15 @@ fn tanh_and_ex2_are_within_the_isa_error_bounds() {
             if x.is_nan() {
                 continue;
             }
-            let t = fmt.to_f64(reference::tanh(fmt, h));
-            assert!((t - x.tanh()).abs() <= tanh_bound, "tanh.{ty}({x})");
+            let t = fmt.to_f64(tanh_approx(fmt, h));
+            let within = (t - x.tanh()).abs() <= tanh_bound;
+            assert_eq!(
+                within,
+                !tanh_beyond_bound.contains(&(fmt, h)),
+                "tanh.{ty}({x}) = {t}"
+            );
             let ftz = fmt == BF16;
-            let e = fmt.to_f64(reference::ex2(fmt, ftz, h));
+            let e = fmt.to_f64(ex2_approx(fmt, h));
             let exact = if ftz {
                 fmt.to_f64(fmt.flush(h)).exp2()
             } else {

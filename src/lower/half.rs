@@ -1,14 +1,15 @@
 //! f16, f16x2, bf16, bf16x2 arithmetic (PTX ISA 9.7.4): per lane, the same steps as
-//! `semantics::half_ops`, built from the helpers in `softfloat`.
+//! `semantics::half_ops`, built from the helpers in `softfloat`; `tanh`/`ex2` read the
+//! tables of `half_table`.
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
-use super::half_table::Function;
 use super::softfloat;
 use super::{LResult, Translator};
 use crate::frontend::checked::{Arg, FloatMods, FloatOp};
 use crate::semantics::half::{BF16, F16, HalfFormat};
+use crate::semantics::half_approx::Mufu;
 use crate::semantics::half_ops::OOB_NAN;
 use crate::types::PtxType;
 
@@ -109,8 +110,10 @@ impl Translator<'_, '_> {
                 FloatOp::Min | FloatOp::Max => {
                     self.half_min_max(fmt, op == FloatOp::Max, mods, x[0], x[1])
                 }
-                FloatOp::Tanh => self.half_table_lookup(Function::Tanh, fmt, x[0]),
-                _ => self.half_table_lookup(Function::Ex2 { ftz: mods.ftz }, fmt, x[0]),
+                _ => {
+                    let f = Mufu::of(op, fmt).expect("tanh or ex2, as checked above");
+                    self.half_table_lookup(f, x[0])
+                }
             });
         }
         let result = self.pack(&out);

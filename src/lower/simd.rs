@@ -136,7 +136,7 @@ impl Translator<'_, '_> {
                 ftz: false,
             } => self.v_setp(cmp, ty, a),
             Op::Float { op, ty, mods } if ty.is_half() => Ok(self.v_half_bits(op, ty, mods, a)?
-                || self.v_half_lookup(op, ty, mods, a)?
+                || self.v_half_lookup(op, ty, a)?
                 || self.v_half(op, ty, mods, a)?),
             Op::Float {
                 op,

@@ -1,5 +1,5 @@
-//! The reference semantics of every half-precision instruction (PTX ISA 9.7.4, 9.7.7.1), one
-//! lane at a time, on raw bits. The JIT (`lower::half`, `lower::softfloat`) follows the same
+//! The reference semantics of every half-precision instruction (PTX ISA 9.7.4, 9.7.7.1) but
+//! `tanh.approx`/`ex2.approx` (`half_approx`), one lane at a time, on raw bits. The JIT (`lower::half`, `lower::softfloat`) follows the same
 //! steps in the same order; `tests/half_ops.rs` compares the two bit for bit.
 //!
 //! Order of steps for `add sub mul fma`: `.oob` test on the raw inputs → `.ftz` on inputs →
@@ -141,20 +141,6 @@ pub fn min_max(fmt: HalfFormat, is_max: bool, mods: FloatMods, a: u16, b: u16) -
     } else {
         d
     }
-}
-
-/// `tanh.approx`: tanh of the exact input, rounded to nearest even (error ≤ ½ ulp, inside the
-/// ISA's bounds of 2^-10.987 for f16 and 2^-8 for bf16); NaN → canonical NaN.
-pub fn tanh(fmt: HalfFormat, a: u16) -> u16 {
-    fmt.round(fmt.to_f64(a).tanh(), Rounding::Rn)
-}
-
-/// `ex2.approx` (f16) and `ex2.approx.ftz` (bf16): 2^a rounded to nearest even (relative
-/// error ≤ 2^-11, inside 2^-9.9 and 2^-7); `.ftz` flushes the input and the result.
-pub fn ex2(fmt: HalfFormat, ftz: bool, a: u16) -> u16 {
-    let a = if ftz { fmt.flush(a) } else { a };
-    let r = fmt.round(fmt.to_f64(a).exp2(), Rounding::Rn);
-    if ftz { fmt.flush(r) } else { r }
 }
 
 /// A comparison of two exact values (ordered forms are false on NaN, unordered true).
@@ -342,20 +328,6 @@ mod tests {
         );
         // one NaN: the other operand's magnitude, with the xor sign
         assert_eq!(min_max(F16, true, xs, 0xFE00, 0x4200), 0xC200);
-    }
-
-    #[test]
-    fn ex2_and_tanh_corner_cases() {
-        assert_eq!(ex2(F16, false, 0xFC00), 0x0000);
-        assert_eq!(ex2(F16, false, 0x8000), 0x3C00);
-        assert_eq!(ex2(F16, false, 0x7C00), 0x7C00);
-        assert_eq!(ex2(F16, false, 0x7E00), CANONICAL_NAN);
-        assert_eq!(ex2(BF16, true, 0x8001), 0x3F80);
-        assert_eq!(ex2(BF16, true, 0x0001), 0x3F80);
-        assert_eq!(tanh(F16, 0xFC00), 0xBC00);
-        assert_eq!(tanh(F16, 0x8000), 0x8000);
-        assert_eq!(tanh(BF16, 0x7F80), 0x3F80);
-        assert_eq!(tanh(BF16, 0x7FC1), CANONICAL_NAN);
     }
 
     #[test]

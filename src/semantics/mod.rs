@@ -6,6 +6,7 @@
 pub mod directed;
 pub mod float;
 pub mod half;
+pub mod half_approx;
 pub mod half_ops;
 pub mod int;
 pub mod minifloat;
