@@ -25,7 +25,7 @@ use crate::semantics::float as fl;
 use crate::semantics::half::{BF16, F16, HalfFormat};
 use crate::semantics::int as si;
 use crate::semantics::minifloat::{tf32, ue8m0};
-use crate::semantics::{half_approx, half_ops};
+use crate::semantics::{half_approx, half_ops, mufu};
 use crate::types::PtxType;
 
 pub struct Interpreter {
@@ -879,6 +879,8 @@ impl Interpreter {
             } else {
                 directed::f64_op(arith, rnd, x[0], x[1], x[2])
             }
+        } else if f32op && let Some(r) = mufu::of(op, mods, x.map(|v| v as f32)) {
+            r as f64
         } else if f32op {
             compute!(x.map(|v| v as f32), fl::min_max_f32) as f64
         } else if matches!(

@@ -287,22 +287,24 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
 }
 
 mod helpers {
-    //! Transcendental functions for the `.approx` instructions: accurate libm values (within
-    //! the ISA's bounds; a GPU's bits may differ in the last places).
+    //! The functions compiled code calls: the f32 `.approx` transcendentals as an H200's
+    //! sequences around its MUFU unit compute them (`semantics::mufu`; `.ftz` flushes around
+    //! the call), the exact fallbacks of the inline half arithmetic, and the runtime's.
+    use crate::semantics::mufu;
     pub extern "C" fn exp2f(x: f32) -> f32 {
-        x.exp2()
+        mufu::ex2(x)
     }
     pub extern "C" fn log2f(x: f32) -> f32 {
-        x.log2()
+        mufu::lg2(x)
     }
     pub extern "C" fn sinf(x: f32) -> f32 {
-        x.sin()
+        mufu::sin(x)
     }
     pub extern "C" fn cosf(x: f32) -> f32 {
-        x.cos()
+        mufu::cos(x)
     }
     pub extern "C" fn tanhf(x: f32) -> f32 {
-        x.tanh()
+        mufu::tanh(x)
     }
     /// The exact fma of the reference, for the JIT's rare midpoint cases (u32 arguments: the
     /// C ABI does not promise how narrower ones are extended); `ftz`: `.ftz` on the result.

@@ -1,13 +1,13 @@
 //! f32 and f64 arithmetic. Results that are NaN become the canonical f32 NaN; `.ftz` flushes
-//! subnormal inputs and results; `.sat` clamps. Approximate instructions (`.approx`, `ex2`,
-//! `lg2`, `sin`, `cos`, `tanh`) are computed accurately (within the ISA's error bounds, not
-//! bit-identical to a GPU's).
+//! subnormal inputs and results; `.sat` clamps. The f32 approximate instructions (`.approx`,
+//! `div.full`, `ex2`, `lg2`, `sin`, `cos`, `tanh`) follow an H200's instruction sequences
+//! around its MUFU unit, the unit itself correctly rounded (`semantics::mufu`, `lower::mufu`).
 
 use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
-use super::softfloat;
 use super::{LResult, Translator};
+use super::{mufu, softfloat};
 use crate::frontend::checked::{Arg, FloatMods, FloatOp, Function, Op, Rounding, TestOp};
 use crate::semantics::directed::{Arith, DIRECTIONS};
 use crate::types::PtxType;
@@ -84,7 +84,16 @@ impl Translator<'_, '_> {
             FloatOp::Sub => self.b.ins().fsub(x[0], x[1]),
             FloatOp::Mul => self.b.ins().fmul(x[0], x[1]),
             FloatOp::Fma => self.b.ins().fma(x[0], x[1], x[2]),
-            // div.rn is IEEE division; div.full and div.approx are within their 2-ulp bounds.
+            // div.full, div.approx, rcp.approx and rsqrt.approx (f32) as an H200's sequences
+            // compute them (`semantics::mufu`); div.rn is IEEE division.
+            FloatOp::Div if ty == PtxType::F32 && mods.full => {
+                mufu::div_full(self.b, x[0], x[1], mods.ftz)
+            }
+            FloatOp::Div if ty == PtxType::F32 && mods.approx => {
+                mufu::div_approx(self.b, x[0], x[1], mods.ftz)
+            }
+            FloatOp::Rcp if ty == PtxType::F32 && mods.approx => mufu::rcp(self.b, x[0]),
+            FloatOp::Rsqrt if ty == PtxType::F32 => mufu::rsqrt(self.b, x[0]),
             FloatOp::Div => self.b.ins().fdiv(x[0], x[1]),
             FloatOp::Sqrt => self.b.ins().sqrt(x[0]),
             FloatOp::Rcp => {

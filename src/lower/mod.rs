@@ -44,6 +44,7 @@ pub mod lanes;
 pub mod liveness;
 mod mbarrier;
 mod memory;
+mod mufu;
 mod narrow;
 mod operands;
 mod runtime_calls;

@@ -17,6 +17,7 @@ use cranelift_codegen::ir::{
 
 use super::data::bits_type;
 use super::lanes::vector_of;
+use super::mufu;
 use super::{LResult, Translator};
 use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::{
@@ -799,6 +800,13 @@ impl Translator<'_, '_> {
             .map(|c| {
                 let ins = self.b.ins();
                 match op {
+                    // (The approximate forms as `lower::float` computes them: `lower::mufu`.)
+                    FloatOp::Div if mods.full => mufu::div_full(self.b, x[0][c], x[1][c], mods.ftz),
+                    FloatOp::Div if mods.approx => {
+                        mufu::div_approx(self.b, x[0][c], x[1][c], mods.ftz)
+                    }
+                    FloatOp::Rcp if mods.approx => mufu::rcp(self.b, x[0][c]),
+                    FloatOp::Rsqrt => mufu::rsqrt(self.b, x[0][c]),
                     FloatOp::Add => ins.fadd(x[0][c], x[1][c]),
                     FloatOp::Sub => ins.fsub(x[0][c], x[1][c]),
                     FloatOp::Mul => ins.fmul(x[0][c], x[1][c]),
@@ -806,10 +814,6 @@ impl Translator<'_, '_> {
                     FloatOp::Div => ins.fdiv(x[0][c], x[1][c]),
                     FloatOp::Sqrt => ins.sqrt(x[0][c]),
                     FloatOp::Rcp => ins.fdiv(one, x[0][c]),
-                    FloatOp::Rsqrt => {
-                        let s = ins.sqrt(x[0][c]);
-                        self.b.ins().fdiv(one, s)
-                    }
                     FloatOp::Neg => ins.fneg(x[0][c]),
                     FloatOp::Abs => ins.fabs(x[0][c]),
                     _ => super::softfloat::min_max(self.b, op == FloatOp::Max, x[0][c], x[1][c]),

@@ -335,7 +335,7 @@ pub fn fma_round_to_odd(b: &mut FunctionBuilder, x: Value, y: Value, c: Value) -
 
 /// `x` where `cond` (the result of a compare of values of `x`'s type) holds, else `y`: a
 /// select for scalars, a bit select of the lanes' masks for vectors (f32x4 here).
-fn pick(b: &mut FunctionBuilder, cond: Value, x: Value, y: Value) -> Value {
+pub(super) fn pick(b: &mut FunctionBuilder, cond: Value, x: Value, y: Value) -> Value {
     let ty = b.func.dfg.value_type(x);
     if ty.is_vector() {
         let lanes = MemFlagsData::new().with_endianness(Endianness::Little);
@@ -347,7 +347,7 @@ fn pick(b: &mut FunctionBuilder, cond: Value, x: Value, y: Value) -> Value {
 }
 
 /// The float `v` of type `ty` (f32, f64, or in every lane of an f32x4).
-fn float_const(b: &mut FunctionBuilder, ty: types::Type, v: f64) -> Value {
+pub(super) fn float_const(b: &mut FunctionBuilder, ty: types::Type, v: f64) -> Value {
     match ty {
         types::F64 => b.ins().f64const(v),
         types::F32 => b.ins().f32const(v as f32),
@@ -371,9 +371,23 @@ pub fn canonicalize_f32(b: &mut FunctionBuilder, v: Value) -> Value {
     pick(b, is_nan, nan, v)
 }
 
-/// Flushes an f32 or f64 subnormal to zero of the same sign.
+/// Flushes an f32 or f64 subnormal (or each subnormal lane of an f32x4) to zero of the same
+/// sign.
 pub fn flush_subnormal(b: &mut FunctionBuilder, v: Value) -> Value {
     let ty = b.func.dfg.value_type(v);
+    if ty.is_vector() {
+        let magnitude = b.ins().fabs(v);
+        let smallest = float_const(b, ty, f32::MIN_POSITIVE as f64);
+        let tiny = b.ins().fcmp(FloatCC::LessThan, magnitude, smallest);
+        // (The sign bits: x86-64's Cranelift has no vector `fcopysign`.)
+        let lanes = MemFlagsData::new().with_endianness(Endianness::Little);
+        let bits = b.ins().bitcast(types::I32X4, lanes, v);
+        let sign = b.ins().iconst(types::I32, 0x8000_0000u32 as i32 as i64);
+        let sign = b.ins().splat(types::I32X4, sign);
+        let signed_zero = b.ins().band(bits, sign);
+        let signed_zero = b.ins().bitcast(ty, lanes, signed_zero);
+        return pick(b, tiny, signed_zero, v);
+    }
     let (it, exp_mask, sign_mask) = if ty == types::F32 {
         (types::I32, 0x7F80_0000i64, 0x8000_0000u32 as i32 as i64)
     } else {

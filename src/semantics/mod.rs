@@ -10,4 +10,5 @@ pub mod half_approx;
 pub mod half_ops;
 pub mod int;
 pub mod minifloat;
+pub mod mufu;
 pub mod video;

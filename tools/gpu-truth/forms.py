@@ -199,7 +199,7 @@ def f32_dense(name, samples):
 
 def f32_forms(samples):
     forms = []
-    for op in ["ex2.approx", "lg2.approx", "sin.approx", "cos.approx", "rsqrt.approx", "rcp.approx"]:
+    for op in ["ex2.approx", "lg2.approx", "sin.approx", "cos.approx", "rsqrt.approx", "rcp.approx", "sqrt.approx"]:
         for mod in ["", ".ftz"]:
             name = f"{op}{mod}.f32"
             body = f"mov.b32 %f0, %a;\n{name} %f1, %f0;\nmov.b32 %d, %f1;"
