@@ -1,8 +1,11 @@
 //! Warp-level `mma.sync.aligned`: where each lane's registers sit in the A, B, C and D
-//! matrices (the ISA's fragment tables), and the product's arithmetic, which the warpgroup
-//! MMA (`crate::wgmma`) shares.
+//! matrices (the ISA's fragment tables), and the product's arithmetic ([`sum`]: the tensor
+//! cores' rule), which the warpgroup MMA (`crate::wgmma`) shares.
+
+pub(crate) mod sum;
 
 use crate::frontend::checked::{MmaForm, MmaType};
+use sum::Arith;
 
 /// `mma.sync.aligned` over a warp: `regs` holds each lane's A, B and C registers in order,
 /// lane 0's first; `out` gets each lane's D registers the same way. Each product's lanes
@@ -10,12 +13,11 @@ use crate::frontend::checked::{MmaForm, MmaType};
 /// fragments, then each lane's D elements are computed at its fragment positions
 /// ([`a_at`], [`b_at`], [`cd_at`]).
 ///
-/// Accumulation: every product is exact and the sum over k, then C, is taken in f64 and
-/// rounded once to D's type (to nearest even; a NaN gives the canonical NaN); tf32 inputs
-/// ignore their low 13 bits; f64 is a chain of fused multiply-adds from C in k order;
-/// integers sum exactly and wrap to s32, or clamp with `.satfinite`. Tensor cores round their
-/// partial sums in ways NVIDIA does not document: results within one rounding of the exact
-/// sum are what this promises (exact for integers and for sums without cancellation).
+/// Accumulation: f16, bf16, tf32 and fp8 products sum as an H200's tensor cores sum them
+/// ([`sum`]: exact products aligned on the largest exponent and truncated 25 bits below it,
+/// the sum rounded toward zero to f32 or to nearest f16); tf32 inputs ignore their low 13
+/// bits; f64 is a chain of fused multiply-adds from C in k order; integers sum exactly and
+/// wrap to s32, or clamp with `.satfinite`.
 pub fn mma(form: MmaForm, regs: &[u64], out: &mut [u64]) {
     out.fill(0);
     if halves_m16n8k16(form) {
@@ -72,7 +74,15 @@ fn value_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) 
         for i in 0..elements(m, n) {
             let (row, col) = cd_at(form, form.d, l, i);
             let products = (0..k).map(|kk| (a[row][kk], b[kk][col]));
-            let bits = accumulate(form.d, form.satfinite, products, c[row][col]);
+            let bits = match form.d {
+                MmaType::S32 | MmaType::F64 => {
+                    accumulate(form.d, form.satfinite, products, c[row][col])
+                }
+                _ => {
+                    let products: Vec<_> = products.map(|(x, y)| (x.float(), y.float())).collect();
+                    Arith::of_mma(form).element(&products, c[row][col].float())
+                }
+            };
             out[l * nd + i / per(form.d)] |= bits << (form.d.bits() as usize * (i % per(form.d)));
         }
     }
@@ -83,8 +93,8 @@ const MOST_A: usize = 16 * 32;
 const MOST_B: usize = 32 * 8;
 const MOST_C: usize = 16 * 8;
 
-/// [`mma`]'s product of `lanes` where D is a float type (f16, f32): the same sums as
-/// [`accumulate`]'s, on flat arrays of f64 instead of lists of [`Value`]s (the matrix
+/// [`mma`]'s product of `lanes` where D is a float type (f16, f32): the same bits as
+/// [`value_product`]'s, from flat arrays of f64 instead of lists of [`Value`]s (the matrix
 /// kernels spent most of their time allocating and matching those), its fragments placed
 /// by the form's [`Placement`].
 fn float_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) {
@@ -106,14 +116,13 @@ fn float_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) 
             c[at] = float_element(form.c, r[na + nb + reg], j);
         }
     }
-    let mut sums = [0.0; MOST_C];
-    product_sums(&a, &b, (m, n, k), &mut sums);
+    let mut d = [0; MOST_C];
+    Arith::of_mma(form).matrix((&a, b.as_chunks().0, &c), (m, n, k), &mut d);
     let shift = form.d.bits() as usize;
     for (&l, at) in lanes.iter().zip(p.at.chunks(p.elements())) {
         let [.., at_d] = p.split(at);
         for (&(reg, j), &at) in p.source[3].iter().zip(at_d) {
-            let bits = round_sum(form.d, sums[at] + c[at]);
-            out[l * nd + reg] |= bits << (shift * j);
+            out[l * nd + reg] |= d[at] << (shift * j);
         }
     }
 }
@@ -159,19 +168,22 @@ fn halves_product(form: MmaForm, regs: &[u64], out: &mut [u64]) {
             pair(&mut bt, g * 16 + 2 * t + 8 * reg, w);
         }
         for i in 0..4 {
-            c[cd(g, t, i)] = float_element(form.c, r[6 + i / c_per], i % c_per);
+            // (C's type matched once, not for each element.)
+            let reg = r[6 + i / c_per];
+            c[cd(g, t, i)] = match form.c {
+                MmaType::F32 => f32::from_bits(reg as u32) as f64,
+                _ => half::f16::from_bits((reg >> (16 * (i % 2))) as u16).to_f64(),
+            };
         }
     }
     let a = halves_to_f64(form.a, &a);
     let bt = halves_to_f64(form.b, &bt);
     let b: [f64; 16 * 8] = std::array::from_fn(|i| bt[i % 8 * 16 + i / 8]);
-    let mut sums = [0.0; 16 * 8];
-    product_sums(&a, &b, (16, 8, 16), &mut sums);
+    let mut sums = [0; 16 * 8];
+    Arith::of_mma(form).matrix((&a, b.as_chunks().0, &c), (16, 8, 16), &mut sums);
     for (l, d) in out.chunks_exact_mut(nd).take(32).enumerate() {
         for i in 0..4 {
-            let at = cd(l / 4, l % 4, i);
-            let bits = round_sum(form.d, sums[at] + c[at]);
-            d[i / d_per] |= bits << (16 * (i % d_per));
+            d[i / d_per] |= sums[cd(l / 4, l % 4, i)] << (16 * (i % d_per));
         }
     }
 }
@@ -193,8 +205,9 @@ fn halves_to_f64<const N: usize>(ty: MmaType, bits: &[u16; N]) -> [f64; N] {
 /// Where a form's fragments sit: for each of A, B, C and D, the register (counted from the
 /// operand's first) and the element of it that hold a lane's element i, and for each lane
 /// of a product (by its place among them) the flat index (row × columns + column) of each
-/// of its elements in the operand's matrix ([`a_at`], [`b_at`], [`cd_at`]). Computed once
-/// a form and thread: those functions' divisions cost a product more than its arithmetic.
+/// of its elements in the operand's matrix ([`a_at`], [`b_at`], [`cd_at`]; k in the order
+/// of [`Arith::k_position`]). Computed once a form and thread: those functions' divisions
+/// cost a product more than its arithmetic.
 struct Placement {
     source: [Vec<(usize, usize)>; 4],
     at: Vec<usize>,
@@ -236,6 +249,8 @@ impl Placement {
             true => vec![0, 1, 2, 3, 16, 17, 18, 19],
             false => (0..32).collect(),
         };
+        // (A's columns and B's rows in the order the product's blocks take them.)
+        let k_at = |kk| Arith::of_mma(form).k_position(kk, k);
         let at = first
             .iter()
             .flat_map(|&l| {
@@ -244,6 +259,11 @@ impl Placement {
                     1 => b_at(form, l, i),
                     2 => cd_at(form, form.c, l, i),
                     _ => cd_at(form, form.d, l, i),
+                };
+                let place = move |op, i| match (op, place(op, i)) {
+                    (0, (row, col)) => (row, k_at(col)),
+                    (1, (row, col)) => (k_at(row), col),
+                    (_, at) => at,
                 };
                 (0..4).flat_map(move |op| {
                     let (rows, cols, _) = shapes[op];
@@ -388,7 +408,8 @@ pub(crate) fn element(ty: MmaType, reg: u64, j: usize) -> Value {
     }
 }
 
-/// D's bits for one element of type `d`: Σ a·b + c per the rule of [`mma`].
+/// D's bits for one element of an integer or f64 type `d`: Σ a·b + c per the rule of
+/// [`mma`] (the float types' is [`Arith::element`]).
 pub(crate) fn accumulate(
     d: MmaType,
     satfinite: bool,
@@ -408,79 +429,212 @@ pub(crate) fn accumulate(
         MmaType::F64 => products
             .fold(c.float(), |s, (x, y)| x.float().mul_add(y.float(), s))
             .to_bits(),
-        _ => float_sum(d, products.map(|(x, y)| (x.float(), y.float())), c.float()),
-    }
-}
-
-/// A float D element's bits: the products summed from 0 in k order, then `c`, in f64, and
-/// rounded once to f16 or f32 (a NaN canonical). [`mma`]'s and `wgmma`'s rule.
-pub(crate) fn float_sum(d: MmaType, products: impl Iterator<Item = (f64, f64)>, c: f64) -> u64 {
-    round_sum(d, products.fold(0.0, |s, (x, y)| s + x * y) + c)
-}
-
-/// `sums` (m × n, row after row) = A·B of `a` (m × k) and `b` (k × n), each element's
-/// products summed from 0 in k order ([`float_sum`]'s rule, before C), eight columns of a
-/// row at a time over k (`mma`'s n is 8, `wgmma`'s a multiple of 8): independent chains in
-/// vector registers, where an element at a time waited on each add.
-pub(crate) fn product_sums(
-    a: &[f64],
-    b: &[f64],
-    (m, n, k): (usize, usize, usize),
-    sums: &mut [f64],
-) {
-    const COLUMNS: usize = 8;
-    assert!(
-        n.is_multiple_of(COLUMNS),
-        "every mma and wgmma N is a multiple of 8"
-    );
-    if n == COLUMNS {
-        // (Rows of a length known here: `mma`'s, 4% of Triton's matmul faster than below.)
-        for (a_row, sum) in a
-            .chunks_exact(k)
-            .zip(sums.chunks_exact_mut(COLUMNS))
-            .take(m)
-        {
-            sum.copy_from_slice(&columns(a_row, b.as_chunks::<COLUMNS>().0.iter()));
-        }
-        return;
-    }
-    for row in 0..m {
-        for first in (0..n).step_by(COLUMNS) {
-            let b_rows = (0..k).map(|kk| b[kk * n + first..][..COLUMNS].try_into().expect("8"));
-            sums[row * n + first..][..COLUMNS]
-                .copy_from_slice(&columns(&a[row * k..][..k], b_rows));
-        }
-    }
-}
-
-/// Eight columns of a row of A·B: `a_row`'s elements times the same eight columns of each of
-/// `b_rows`, summed in k order.
-#[inline(always)]
-fn columns<'a>(a_row: &[f64], b_rows: impl Iterator<Item = &'a [f64; 8]>) -> [f64; 8] {
-    let mut acc = [0.0; 8];
-    for (&x, y) in a_row.iter().zip(b_rows) {
-        for (s, y) in acc.iter_mut().zip(y) {
-            *s += x * y;
-        }
-    }
-    acc
-}
-
-/// A float D's bits for the f64 `sum`: rounded once to f16 or f32, a NaN canonical.
-pub(crate) fn round_sum(d: MmaType, sum: f64) -> u64 {
-    use crate::semantics::half::F16;
-    if d == MmaType::F16 {
-        F16.round(sum, crate::frontend::checked::Rounding::Rn) as u64
-    } else if sum.is_nan() {
-        crate::lower::softfloat::CANONICAL_NAN_F32 as u64
-    } else {
-        (sum as f32).to_bits() as u64
+        _ => unreachable!("float D elements are Arith::element's"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The float form of shape m16n8`k`, A and B of type `ab`, C and D of type `cd`.
+    fn form(k: u32, ab: MmaType, cd: MmaType) -> MmaForm {
+        MmaForm {
+            m: 16,
+            n: 8,
+            k,
+            d: cd,
+            a: ab,
+            b: ab,
+            c: cd,
+            satfinite: false,
+            a_row: true,
+            b_col: true,
+        }
+    }
+
+    /// The bits of `x` (exactly representable) in a float mma type.
+    fn bits_of(ty: MmaType, x: f64) -> u64 {
+        use crate::frontend::checked::Rounding::Rn;
+        use crate::semantics::minifloat::Mini;
+        match ty {
+            MmaType::F16 => half::f16::from_f64(x).to_bits() as u64,
+            MmaType::BF16 => half::bf16::from_f64(x).to_bits() as u64,
+            MmaType::E4m3 => Mini::E4m3.round(x, Rn, false) as u64,
+            MmaType::E5m2 => Mini::E5m2.round(x, Rn, false) as u64,
+            _ => (x as f32).to_bits() as u64,
+        }
+    }
+
+    /// D's bits at row 0, column 0 of `form` where A's row 0 starts with `a` (its other
+    /// elements zero), B's column 0 with `b`, and C's element (0, 0) is `c`: `mma`'s, which
+    /// the element-at-a-time reference (`value_product`) must give too.
+    fn d00(form: MmaForm, a: &[f64], b: &[f64], c: f64) -> u64 {
+        let [na, nb, _, nd] = form.registers().map(|n| n as usize);
+        let stride = operand_registers(form);
+        let mut regs = vec![0; 32 * stride];
+        let mut put = |ty: MmaType, l: usize, first: usize, i: usize, x: f64| {
+            let (bits, per) = (ty.bits() as usize, (32 / ty.bits()) as usize);
+            regs[l * stride + first + i / per] |= bits_of(ty, x) << (bits * (i % per));
+        };
+        let (m, n, k) = (16, 8, form.k as usize);
+        for l in 0..32 {
+            for i in 0..m * k / 32 {
+                if let (0, col) = a_at(form, l, i) {
+                    put(form.a, l, 0, i, a.get(col).copied().unwrap_or(0.0));
+                }
+            }
+            for i in 0..k * n / 32 {
+                if let (row, 0) = b_at(form, l, i) {
+                    put(form.b, l, na, i, b.get(row).copied().unwrap_or(0.0));
+                }
+            }
+            for i in 0..m * n / 32 {
+                if cd_at(form, form.c, l, i) == (0, 0) {
+                    put(form.c, l, na + nb, i, c);
+                }
+            }
+        }
+        let (mut fast, mut reference) = (vec![0; 32 * nd], vec![0; 32 * nd]);
+        mma(form, &regs, &mut fast);
+        each_product(form, |lanes| {
+            value_product(form, &regs, lanes, &mut reference)
+        });
+        assert_eq!(fast, reference, "{form:?}: a {a:?}, b {b:?}, c {c}");
+        let (l, i) = (0..32)
+            .flat_map(|l| (0..m * n / 32).map(move |i| (l, i)))
+            .find(|&(l, i)| cd_at(form, form.d, l, i) == (0, 0))
+            .expect("a lane holds D(0, 0)");
+        let (bits, per) = (form.d.bits() as usize, (32 / form.d.bits()) as usize);
+        fast[l * nd + i / per] >> (bits * (i % per)) & ((1 << bits) - 1)
+    }
+
+    /// D(0, 0) of `m16n8k16.f32.f16.f16.f32` as a value.
+    fn f16_d(a: &[f64], b: &[f64], c: f64) -> f64 {
+        f32::from_bits(d00(form(16, MmaType::F16, MmaType::F32), a, b, c) as u32) as f64
+    }
+
+    const fn pow2(n: i32) -> f64 {
+        f64::from_bits(((n + 1023) as u64) << 52)
+    }
+
+    // The tensor cores' sum (`sum`'s rule, an H200's), a case per rule.
+
+    #[test]
+    fn a_product_aligns_on_the_sum_of_its_operands_exponents() {
+        // 1.5 · 1.5 = 2.25 aligns at 2^0 (0 + 0), not at its own 2^1: E is 0 and the last
+        // product, 2^-25, is kept (aligned at 2^1 it would be truncated away).
+        let a = [1.5, 1.5, pow2(-13)];
+        let b = [1.5, -1.5, pow2(-12)];
+        assert_eq!(f16_d(&a, &b, 0.0), pow2(-25));
+    }
+
+    #[test]
+    fn a_term_is_truncated_toward_zero_25_bits_below_the_largest() {
+        // E is 0 (1 · 1): 1.5 · 2^-25 keeps only 2^-25, toward zero on either side.
+        let a = [1.0, 1.0, 1.5 * pow2(-13)];
+        assert_eq!(f16_d(&a, &[1.0, -1.0, pow2(-12)], 0.0), pow2(-25));
+        assert_eq!(f16_d(&a, &[1.0, -1.0, -pow2(-12)], 0.0), -pow2(-25));
+    }
+
+    #[test]
+    fn c_is_a_term_of_the_block_truncated_like_the_products() {
+        // Products 2^24 and -2^24 make E 24: C, 1.75, keeps only multiples of 2^-1.
+        let a = [pow2(12), pow2(12)];
+        assert_eq!(f16_d(&a, &[pow2(12), -pow2(12)], 1.75), 1.5);
+    }
+
+    #[test]
+    fn the_sum_rounds_toward_zero_to_f32() {
+        // 1 + 3 · 2^-25 is 0.75 of an f32 unit above 1: nearest would give 1 + 2^-23.
+        let a = [1.0, 1.5 * pow2(-12)];
+        assert_eq!(f16_d(&a, &[1.0, pow2(-12)], 0.0), 1.0);
+        assert_eq!(f16_d(&a, &[-1.0, -pow2(-12)], 0.0), -1.0);
+    }
+
+    #[test]
+    fn a_sum_from_2_to_the_128_is_infinity() {
+        // bf16's largest, 2^128 - 2^120, plus 2^120; or plus 2^120 - 2^102 (from its largest
+        // finite f32 on, short of 2^128: toward zero, the largest finite f32).
+        let bf16 = form(16, MmaType::BF16, MmaType::F32);
+        let d = |a: &[f64]| f32::from_bits(d00(bf16, a, &[1.0; 4], 0.0) as u32);
+        let largest = pow2(128) - pow2(120);
+        assert_eq!(d(&[largest, pow2(120)]), f32::INFINITY);
+        let short = [
+            largest,
+            pow2(120) - pow2(112),
+            pow2(112) - pow2(104),
+            0.75 * pow2(104),
+        ];
+        assert_eq!(d(&short), f32::MAX);
+    }
+
+    #[test]
+    fn the_block_is_all_16_products_and_c() {
+        // The first two products make E 10 for the 16th too: 1.5 · 2^-15 keeps 2^-15 (a block
+        // of its own, k 8 to 15, would keep it whole).
+        let mut a = [0.0; 16];
+        let mut b = [0.0; 16];
+        (a[0], b[0], a[1], b[1]) = (pow2(5), pow2(5), pow2(5), -pow2(5));
+        (a[15], b[15]) = (1.5 * pow2(-8), pow2(-7));
+        assert_eq!(f16_d(&a, &b, 0.0), pow2(-15));
+    }
+
+    /// D(0, 0)'s bits of `m16n8k16.f32.f16.f16.f32`.
+    fn f16_d_bits(a: &[f64], b: &[f64], c: f64) -> u32 {
+        d00(form(16, MmaType::F16, MmaType::F32), a, b, c) as u32
+    }
+
+    #[test]
+    fn a_zero_sum_is_negative_only_where_every_term_is() {
+        // (IEEE 754's sum of zeros: no recording holds a zero sum.) Every product -0, and C:
+        let (minus, plus) = ((-0.0f32).to_bits(), 0);
+        assert_eq!(f16_d_bits(&[-0.0; 16], &[1.0; 16], -0.0), minus);
+        // but one, or C +0:
+        let mut one_plus = [-0.0; 16];
+        one_plus[7] = 0.0;
+        assert_eq!(f16_d_bits(&one_plus, &[1.0; 16], -0.0), plus);
+        assert_eq!(f16_d_bits(&[-0.0; 16], &[1.0; 16], 0.0), plus);
+        // A sum of terms that cancel is +0.
+        assert_eq!(f16_d_bits(&[1.0, 1.0], &[1.0, -1.0], -0.0), plus);
+    }
+
+    #[test]
+    fn nan_and_infinity_follow_ieee_754_and_nan_is_canonical() {
+        let d = f16_d_bits;
+        let (inf, nan) = (f64::INFINITY, crate::lower::softfloat::CANONICAL_NAN_F32);
+        assert_eq!(d(&[inf, 1.0], &[1.0, 1.0], 1.0), f32::INFINITY.to_bits());
+        assert_eq!(d(&[inf, 1.0], &[-1.0, 1.0], inf), nan);
+        assert_eq!(d(&[inf, 1.0], &[0.0, 1.0], 1.0), nan);
+        assert_eq!(d(&[f64::NAN], &[1.0], 1.0), nan);
+        let f16_nan = d00(form(16, MmaType::F16, MmaType::F16), &[inf], &[0.0], 0.0);
+        assert_eq!(f16_nan, crate::semantics::half::CANONICAL_NAN as u64);
+    }
+
+    #[test]
+    fn an_f16_d_rounds_the_block_sum_to_nearest_even() {
+        let f16 = form(16, MmaType::F16, MmaType::F16);
+        let d = |x: f64| half::f16::from_bits(d00(f16, &[1.0, x], &[1.0, 1.0], 0.0) as u16);
+        // 1 + 2^-11 is halfway between 1 and 1 + 2^-10: to 1, even; 1 + 3 · 2^-11 to 1 + 2^-9.
+        assert_eq!(d(pow2(-11)).to_f64(), 1.0);
+        assert_eq!(d(3.0 * pow2(-11)).to_f64(), 1.0 + pow2(-9));
+    }
+
+    #[test]
+    fn fp8_products_sum_as_two_f16_blocks_chained_then_c_is_added_to_nearest() {
+        let e4m3 = form(32, MmaType::E4m3, MmaType::F32);
+        let d = |a: &[f64], b: &[f64], c: f64| f32::from_bits(d00(e4m3, a, b, c) as u32) as f64;
+        // k 0 and 1 (k mod 4 < 2) cancel in the first block; the second block's 1.5 · 2^-12
+        // (k 2) is whole. One block of all 32 would truncate it away (E 14), and so would
+        // the blocks the other way round.
+        let (big, small) = (pow2(7), 1.5 * pow2(-6));
+        assert_eq!(
+            d(&[big, big, small], &[big, -big, pow2(-6)], 0.0),
+            1.5 * pow2(-12)
+        );
+        // C is added after, to nearest: 1 + 3 · 2^-25 gives 1 + 2^-23.
+        assert_eq!(d(&[1.0], &[1.0], 3.0 * pow2(-25)), 1.0 + pow2(-23));
+    }
 
     /// Every float form's product on flat arrays ([`halves_product`]'s, [`float_product`]'s)
     /// equals the general one's, bit for bit, on registers of random bits (NaNs, infinities

@@ -19,10 +19,15 @@
 //! elements ([`Descriptor::address`]), then swizzled by the shared address
 //! (`crate::swizzle`), so a tile a swizzled TMA load wrote is read back in place.
 //!
-//! Arithmetic: that of `mma` (`crate::mma`): exact products, summed with D and rounded once.
+//! Arithmetic: that of `mma` (`crate::mma::sum`): the products of one instruction (its K:
+//! 16 for f16 and bf16, 8 for tf32, 32 for fp8) and D as one block, aligned on the largest
+//! exponent and truncated 25 bits below it, the sum rounded toward zero to f32 or to nearest
+//! f16. Inferred from recordings of `mma.sync` on an H200 (the same tensor cores), not
+//! measured on `wgmma`: its fp8 block especially (`mma.sync` runs fp8 as f16 products).
 
 use crate::frontend::checked::{MmaType, WgmmaForm};
-use crate::mma::{Value, a_m16, accumulate, element, float_element, product_sums, round_sum};
+use crate::mma::sum::{Arith, Blocks};
+use crate::mma::{Value, a_m16, accumulate, element, float_element};
 
 /// Where the compiled code leaves the instruction's operands among a thread's synchronization
 /// operand words (`crate::sync::frame::ARGS`); D stays in its registers' save slots.
@@ -186,46 +191,56 @@ pub fn run(
             b[kk * n + col] = load(&desc, !has(flags::TRANSPOSE_B), col, kk, form.b)?;
         }
     }
-    // A float D's sums on f64 arrays (`product_sums`, `float_sum`'s rule); an integer one's
-    // by `accumulate`.
-    let float = |bits: &[u64], ty: MmaType, negate: bool| -> Vec<f64> {
-        let sign = if negate { -1.0 } else { 1.0 };
-        bits.iter()
-            .map(|&x| sign * float_element(ty, x, 0))
-            .collect()
-    };
-    let sums = (form.d != MmaType::S32).then(|| {
-        let mut sums = vec![0.0; 64 * n];
-        let (a, b) = (
-            float(&a, form.a, has(flags::NEGATE_A)),
-            float(&b, form.b, has(flags::NEGATE_B)),
-        );
-        product_sums(&a, &b, (64, n, k), &mut sums);
-        sums
+    let per_register = 32 / form.d.bits() as usize;
+    // A float D's elements by the tensor cores' rule (`Arith::matrix`), D's old values as C
+    // where scale-d is true (+0 where it is false); an integer one's by `accumulate`.
+    let float_d = (form.d != MmaType::S32).then(|| {
+        let value = |ty, x, negate: bool| {
+            let x = float_element(ty, x, 0);
+            if negate { -x } else { x }
+        };
+        let a: Vec<f64> = a
+            .iter()
+            .map(|&x| value(form.a, x, has(flags::NEGATE_A)))
+            .collect();
+        // (B as eight-column panels, each K rows.)
+        let b: Vec<[f64; 8]> = (0..n / 8)
+            .flat_map(|panel| (0..k).map(move |kk| (panel, kk)))
+            .map(|(panel, kk)| {
+                std::array::from_fn(|j| {
+                    value(form.b, b[kk * n + 8 * panel + j], has(flags::NEGATE_B))
+                })
+            })
+            .collect();
+        let mut c = vec![0.0; 64 * n];
+        for (t, regs) in d.iter().enumerate().filter(|&(t, _)| issue.scale_d[t]) {
+            for i in 0..regs.len() * per_register {
+                let (row, col) = d_at(t, i);
+                let reg = regs[i / per_register] as u64;
+                c[row * n + col] = float_element(form.d, reg, i % per_register);
+            }
+        }
+        let arith = Arith {
+            a: form.a,
+            b: form.b,
+            c: form.d,
+            d: form.d,
+            blocks: Blocks::Whole,
+        };
+        let mut bits = vec![0; 64 * n];
+        arith.matrix((&a, &b, &c), (64, n, k), &mut bits);
+        bits
     });
-    let bits = form.d.bits() as usize;
-    let per = 32 / bits;
     for (t, regs) in d.iter_mut().enumerate() {
-        let (g, lane_t) = (t % 32 / 4, t % 4);
-        let scale_d = issue.scale_d[t];
         for (r, reg) in regs.iter_mut().enumerate() {
             let old = *reg as u64;
             let mut new = 0;
-            for j in 0..per {
-                let i = r * per + j;
-                let row = 16 * (t / 32) + g + 8 * (i % 4 / 2);
-                let col = 8 * (i / 4) + 2 * lane_t + i % 2;
-                let element_bits = match &sums {
-                    Some(sums) => {
-                        let c = if scale_d {
-                            float_element(form.d, old, j)
-                        } else {
-                            0.0
-                        };
-                        round_sum(form.d, sums[row * n + col] + c)
-                    }
+            for j in 0..per_register {
+                let (row, col) = d_at(t, r * per_register + j);
+                let element_bits = match &float_d {
+                    Some(bits) => bits[row * n + col],
                     None => {
-                        let c = match scale_d {
+                        let c = match issue.scale_d[t] {
                             true => element(form.d, old, j),
                             false => Value::Int(0),
                         };
@@ -239,12 +254,22 @@ pub fn run(
                         accumulate(form.d, form.satfinite, products, c)
                     }
                 };
-                new |= element_bits << (bits * j);
+                new |= element_bits << (form.d.bits() as usize * j);
             }
             *reg = new as u32;
         }
     }
     Ok(())
+}
+
+/// (row, column) of D element `i` of thread `t`: warp w = t div 32 holds rows 16w to 16w + 15,
+/// lane 4g + t' row g + 8·((i mod 4) div 2), column 8·(i div 4) + 2t' + (i mod 2).
+fn d_at(t: usize, i: usize) -> (usize, usize) {
+    let (g, lane_t) = (t % 32 / 4, t % 4);
+    (
+        16 * (t / 32) + g + 8 * (i % 4 / 2),
+        8 * (i / 4) + 2 * lane_t + i % 2,
+    )
 }
 
 #[cfg(test)]
