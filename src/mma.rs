@@ -150,22 +150,21 @@ fn halves_product(form: MmaForm, regs: &[u64], out: &mut [u64]) {
     // (Elements a register: 2 halves, or 1 f32.)
     let (c_per, d_per) = (32 / form.c.bits() as usize, 32 / form.d.bits() as usize);
     let nd = form.registers()[3] as usize;
-    // A row-major, B column by column (transposed), as their halves' bits.
-    let (mut a, mut bt) = ([0u16; 16 * 16], [0u16; 8 * 16]);
+    // A (16 × 16) and B (16 × 8) row-major, as their halves' bits.
+    let (mut a, mut b) = ([0u16; 16 * 16], [0u16; 16 * 8]);
     let mut c = [0.0; 16 * 8];
     // (row × 8 + column of C and D element i of the lane with group g and thread t.)
     let cd = |g: usize, t: usize, i: usize| (g + 8 * (i / 2)) * 8 + 2 * t + i % 2;
     for (l, r) in regs.chunks_exact(stride).take(32).enumerate() {
         let (g, t) = (l / 4, l % 4);
-        let pair = |to: &mut [u16], at: usize, reg: u64| {
-            to[at] = reg as u16;
-            to[at + 1] = (reg >> 16) as u16;
-        };
+        // (A register's two halves: neighbours in a row of A, in a column of B.)
         for (reg, &w) in r[..4].iter().enumerate() {
-            pair(&mut a, (g + 8 * (reg % 2)) * 16 + 2 * t + 8 * (reg / 2), w);
+            let at = (g + 8 * (reg % 2)) * 16 + 2 * t + 8 * (reg / 2);
+            (a[at], a[at + 1]) = (w as u16, (w >> 16) as u16);
         }
         for (reg, &w) in r[4..6].iter().enumerate() {
-            pair(&mut bt, g * 16 + 2 * t + 8 * reg, w);
+            let at = (2 * t + 8 * reg) * 8 + g;
+            (b[at], b[at + 8]) = (w as u16, (w >> 16) as u16);
         }
         for i in 0..4 {
             // (C's type matched once, not for each element.)
@@ -176,9 +175,7 @@ fn halves_product(form: MmaForm, regs: &[u64], out: &mut [u64]) {
             };
         }
     }
-    let a = halves_to_f64(form.a, &a);
-    let bt = halves_to_f64(form.b, &bt);
-    let b: [f64; 16 * 8] = std::array::from_fn(|i| bt[i % 8 * 16 + i / 8]);
+    let (a, b) = (halves_to_f64(form.a, &a), halves_to_f64(form.b, &b));
     let mut sums = [0; 16 * 8];
     Arith::of_mma(form).matrix((&a, b.as_chunks().0, &c), (16, 8, 16), &mut sums);
     for (l, d) in out.chunks_exact_mut(nd).take(32).enumerate() {
@@ -292,6 +289,7 @@ impl Placement {
 }
 
 /// Element `j` of a register holding float `ty` values, as [`element`] gives it.
+#[inline(always)]
 pub(crate) fn float_element(ty: MmaType, reg: u64, j: usize) -> f64 {
     let raw = (reg >> (16 * j)) as u16;
     match ty {
@@ -299,8 +297,19 @@ pub(crate) fn float_element(ty: MmaType, reg: u64, j: usize) -> f64 {
         MmaType::BF16 => f32::from_bits((raw as u32) << 16) as f64,
         MmaType::F32 => f32::from_bits(reg as u32) as f64,
         MmaType::Tf32 => f32::from_bits(reg as u32 & !0x1FFF) as f64,
+        MmaType::E4m3 | MmaType::E5m2 => fp8_value(ty, (reg >> (8 * j)) as u8),
         _ => element(ty, reg, j).float(),
     }
+}
+
+/// The value of the fp8 (e4m3 or e5m2) `bits`, as [`element`] gives it, from a table of the
+/// 256 of each type made once: decoding them one at a time took most of an fp8 product's.
+fn fp8_value(ty: MmaType, bits: u8) -> f64 {
+    use crate::semantics::minifloat::Mini;
+    static VALUES: std::sync::LazyLock<[[f64; 256]; 2]> = std::sync::LazyLock::new(|| {
+        [Mini::E4m3, Mini::E5m2].map(|mini| std::array::from_fn(|b| mini.to_f64(b as u8)))
+    });
+    VALUES[usize::from(ty == MmaType::E5m2)][bits as usize]
 }
 
 /// (row, column) of A element `i` (element i mod e of register i div e, e per register) of
@@ -694,11 +703,15 @@ mod tests {
     }
 
     #[test]
-    fn a_float_element_is_the_value_element_gives_for_every_half_and_bf16() {
-        for ty in [MmaType::F16, MmaType::BF16] {
-            for raw in 0..=u16::MAX as u64 {
-                for j in 0..2 {
-                    let reg = raw << (16 * j) | (0x5A5A << (16 * (1 - j)));
+    fn a_float_element_is_the_value_element_gives_for_every_half_bf16_and_fp8() {
+        use MmaType::*;
+        for (ty, per) in [(F16, 2), (BF16, 2), (E4m3, 4), (E5m2, 4)] {
+            let bits = 32 / per;
+            for raw in 0..1u64 << bits {
+                for j in 0..per {
+                    // (The other elements of the register 0x5A.)
+                    let others = 0x5A5A_5A5A & !(((1 << bits) - 1) << (bits * j));
+                    let reg = raw << (bits * j) | others;
                     let (fast, slow) = (float_element(ty, reg, j), element(ty, reg, j).float());
                     assert!(
                         fast.to_bits() == slow.to_bits() || (fast.is_nan() && slow.is_nan()),
