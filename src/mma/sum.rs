@@ -165,19 +165,28 @@ impl Arith {
         // (Each type's least normal number found once: in the loops the compiler would look
         // it up for each element.)
         let least = [self.a, self.b, self.c, self.d].map(least_normal);
-        for (panel, b) in b.chunks_exact(k).take(n / 8).enumerate() {
-            let mut align_b = [[0.0; 8]; MOST_K];
-            for (e, &x) in align_b.iter_mut().zip(b) {
-                *e = aligned8(least[1], x);
+        // B's alignments, each once: on the stack for `mma`'s one panel, else (`wgmma`'s up
+        // to 32) in a vector.
+        let (mut one_panel, mut panels) = ([[0.0; 8]; MOST_K], Vec::new());
+        let align_b = if n == 8 {
+            &mut one_panel[..k]
+        } else {
+            panels.resize(b.len(), [0.0; 8]);
+            &mut panels[..]
+        };
+        for (e, &x) in align_b.iter_mut().zip(b) {
+            *e = aligned8(least[1], x);
+        }
+        for (row, a) in a.chunks_exact(k).take(m).enumerate() {
+            let mut align_a = [0.0; MOST_K];
+            for (e, &x) in align_a.iter_mut().zip(a) {
+                *e = aligned(least[0], x);
             }
-            for (row, a) in a.chunks_exact(k).take(m).enumerate() {
-                let mut align_a = [0.0; MOST_K];
-                for (e, &x) in align_a.iter_mut().zip(a) {
-                    *e = aligned(least[0], x);
-                }
+            let panels = b.chunks_exact(k).zip(align_b.chunks_exact(k)).take(n / 8);
+            for (panel, b) in panels.enumerate() {
                 let at = row * n + 8 * panel;
                 let c: [f64; 8] = c[at..][..8].try_into().expect("eight");
-                let bits = self.columns((a, &align_a[..k]), (b, &align_b[..k]), c, least);
+                let bits = self.columns((a, &align_a[..k]), b, c, least);
                 d[at..][..8].copy_from_slice(&bits);
             }
         }
