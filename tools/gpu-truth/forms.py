@@ -13,7 +13,7 @@ import hashlib
 
 import numpy as np
 
-PTX_HEADER = ".version 8.5\n.target sm_90\n.address_size 64\n"
+PTX_HEADER = ".version 8.7\n.target sm_90\n.address_size 64\n"
 
 # Half formats: bits of 1.0, the smallest normal, infinity; and the NaN payloads to probe
 # (0x7FFF canonical, 0x7FF7 the OOB-NaN of `.oob`, quiet and signalling others, both signs).
@@ -368,6 +368,57 @@ def ftz_rounding_probes(samples):
     return forms
 
 
+def wgmma_forms(groups):
+    """`wgmma.mma_async` m64n8k16 (f16 and bf16 into f32, sm_90a) on operands like
+    `mma_forms`'s: A in registers, B (16 × 8) in shared memory through a descriptor (no
+    swizzle; core matrices 128 bytes apart along K, 256 along N), D accumulating C. Each
+    warpgroup (a block of 128 threads) has its own B: 64 words a block in the second buffer,
+    which its first 64 threads copy. The first buffer has each thread's A registers then its
+    C; the output, its four D."""
+    forms = []
+    for ab in ["f16", "bf16"]:
+        name = f"wgmma.mma_async.sync.aligned.m64n8k16.f32.{ab}.{ab}"
+        r = rng(name)
+        threads = groups * 128
+        ha = half_bits(r, threads * 8, ab)
+        regs = np.zeros((threads, 8), dtype=np.uint32)
+        regs[:, :4] = (ha[0::2] | (ha[1::2] << 16)).reshape(threads, 4)
+        regs[:, 4:] = r.standard_normal((threads, 4)).astype(np.float32).view(np.uint32)
+        hb = half_bits(r, groups * 128, ab)
+        b = (hb[0::2] | (hb[1::2] << 16)).astype(np.uint32)
+        desc = (128 >> 4) << 16 | (256 >> 4) << 32
+        ptx = (
+            ".version 8.7\n.target sm_90a\n.address_size 64\n"
+            + ".visible .entry k(.param .u64 pa, .param .u64 pb, .param .u64 pc, .param .u64 pd, .param .u32 n)\n{\n"
+            + ".shared .align 1024 .b8 smem[256];\n"
+            + ".reg .b32 %r<8>, %a<4>, %d<4>;\n.reg .b64 %rd<12>;\n.reg .pred %p<2>;\n"
+            + "mov.u32 %r0, %tid.x;\nmov.u32 %r1, %ctaid.x;\n"
+            + "setp.ge.u32 %p0, %r0, 64;\n@%p0 bra COPIED;\n"
+            + "ld.param.u64 %rd0, [pb];\ncvta.to.global.u64 %rd0, %rd0;\n"
+            + "mad.lo.u32 %r2, %r1, 64, %r0;\nmul.wide.u32 %rd1, %r2, 4;\nadd.s64 %rd1, %rd0, %rd1;\n"
+            + "ld.global.u32 %r3, [%rd1];\nmov.u32 %r4, smem;\nshl.b32 %r5, %r0, 2;\nadd.u32 %r4, %r4, %r5;\n"
+            + "st.shared.u32 [%r4], %r3;\n"
+            + "COPIED:\nfence.proxy.async.shared::cta;\nbar.sync 0;\n"
+            + "mad.lo.u32 %r6, %r1, 128, %r0;\nld.param.u64 %rd2, [pa];\ncvta.to.global.u64 %rd2, %rd2;\n"
+            + "mul.wide.u32 %rd3, %r6, 32;\nadd.s64 %rd2, %rd2, %rd3;\n"
+            + "".join(f"ld.global.b32 %a{j}, [%rd2+{4 * j}];\n" for j in range(4))
+            + "".join(f"ld.global.b32 %d{j}, [%rd2+{16 + 4 * j}];\n" for j in range(4))
+            + "mov.u32 %r7, smem;\nshr.u32 %r7, %r7, 4;\ncvt.u64.u32 %rd4, %r7;\n"
+            + f"add.s64 %rd4, %rd4, {desc};\nsetp.ne.u32 %p1, %r0, 4096;\n"
+            + "wgmma.fence.sync.aligned;\n"
+            + f"wgmma.mma_async.sync.aligned.m64n8k16.f32.{ab}.{ab} {{%d0, %d1, %d2, %d3}}, {{%a0, %a1, %a2, %a3}}, "
+            + "%rd4, %p1, 1, 1, 0;\n"
+            + "wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n"
+            + "ld.param.u64 %rd5, [pd];\ncvta.to.global.u64 %rd5, %rd5;\nmul.wide.u32 %rd6, %r6, 16;\n"
+            + "add.s64 %rd5, %rd5, %rd6;\n"
+            + "".join(f"st.global.b32 [%rd5+{4 * j}], %d{j};\n" for j in range(4))
+            + "ret;\n}\n"
+        )
+        ins = [regs.ravel(), b, np.zeros(1, dtype=np.uint32)]
+        forms.append(Form(name, None, np.uint32, np.uint32, ins, threads=threads, ptx=ptx, out_items=4))
+    return forms
+
+
 def f32_ftz_forms(samples):
     """f32 arithmetic whose results fall around the smallest normal (2^-126), where `.ftz`
     decides whether a result that rounds up to it is flushed; the same without `.ftz`
@@ -425,4 +476,5 @@ def fp8_forms():
 
 def all_forms(samples=8192, warps=64):
     return (half_unary_forms() + half_binary_forms(samples) + f32_forms(samples) + mma_forms(warps)
-            + f32_ftz_forms(samples) + fp8_forms() + oob_forms() + ftz_rounding_probes(samples))
+            + f32_ftz_forms(samples) + fp8_forms() + oob_forms() + ftz_rounding_probes(samples)
+            + wgmma_forms(warps // 4))
