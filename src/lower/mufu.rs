@@ -35,18 +35,28 @@ fn scale_if(b: &mut FunctionBuilder, cond: Value, x: Value, s: f32) -> Value {
     b.ins().fmul(x, factor)
 }
 
-/// `div.full.f32` (`semantics::mufu::div_full`).
+/// `div.full.f32` (`semantics::mufu::div_full`). The two scalings exclude each other, so one
+/// factor does both; the scaled divisor is at most 2^126, so the reciprocal is never
+/// subnormal and needs no flush.
 pub fn div_full(b: &mut FunctionBuilder, x: Value, y: Value, ftz: bool) -> Value {
+    let ty = b.func.dfg.value_type(y);
     let huge = magnitude_is(b, FloatCC::GreaterThan, y, HUGE);
-    let small = magnitude_is(b, FloatCC::LessThan, y, f32::MIN_POSITIVE);
-    let (mut x, mut y) = (scale_if(b, huge, x, 0.25), scale_if(b, huge, y, 0.25));
+    let one = float_const(b, ty, 1.0);
+    let quarter = float_const(b, ty, 0.25);
+    let s = if ftz {
+        one
+    } else {
+        let small = magnitude_is(b, FloatCC::LessThan, y, f32::MIN_POSITIVE);
+        let scale = float_const(b, ty, SUBNORMAL_SCALE as f64);
+        pick(b, small, scale, one)
+    };
+    let s = pick(b, huge, quarter, s);
+    let mut x = b.ins().fmul(x, s);
     if ftz {
         x = flush_subnormal(b, x);
-    } else {
-        x = scale_if(b, small, x, SUBNORMAL_SCALE);
-        y = scale_if(b, small, y, SUBNORMAL_SCALE);
     }
-    let r = rcp_unit(b, y);
+    let y = b.ins().fmul(y, s);
+    let r = b.ins().fdiv(one, y);
     b.ins().fmul(r, x)
 }
 
