@@ -48,6 +48,23 @@ pub struct CompileOptions {
     /// Bytes a module's `.global` and `.const` variables may declare in all; default
     /// [`MAX_MODULE_DATA_BYTES`], or `PTXJIT_MAX_MODULE_DATA` when that is a number of bytes.
     pub max_module_data: u64,
+    /// How the f32 approximate instructions compute (`ex2 lg2 sin cos tanh rcp rsqrt
+    /// .approx`, `div.approx`, `div.full`).
+    pub approximations: Approximations,
+}
+
+/// How the f32 approximate instructions compute.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Approximations {
+    /// As an H200 runs them (`semantics::mufu`): its instruction sequences around the
+    /// multi-function unit, which `sin.approx` of a large argument shows most (the GPU's
+    /// reduction to turns, rounded toward zero, is far from the true sine).
+    #[default]
+    Gpu,
+    /// Correctly rounded (the host's libm, IEEE division), within the ISA's error bounds: what
+    /// GPU Ocelot's emulator computes, and what its clients' tests expect (tinygrad's mock
+    /// GPU compares `sin` of 1e5 and 1e6 with torch's). The C library's `ptx_run` uses it.
+    Accurate,
 }
 
 /// The default bound on a module's `.global` and `.const` bytes. Storage is committed only
@@ -127,6 +144,7 @@ impl Default for CompileOptions {
             lane_groups: LaneGroups::WhenHot,
             confine: true,
             max_module_data: max_module_data_default(),
+            approximations: Approximations::Gpu,
         }
     }
 }
@@ -156,6 +174,11 @@ fn helpers() -> Vec<(&'static str, *const u8, Vec<types::Type>, Vec<types::Type>
         f32_fn("ptxjit_sinf", helpers::sinf),
         f32_fn("ptxjit_cosf", helpers::cosf),
         f32_fn("ptxjit_tanhf", helpers::tanhf),
+        f32_fn("ptxjit_exp2f_libm", helpers::exp2f_libm),
+        f32_fn("ptxjit_log2f_libm", helpers::log2f_libm),
+        f32_fn("ptxjit_sinf_libm", helpers::sinf_libm),
+        f32_fn("ptxjit_cosf_libm", helpers::cosf_libm),
+        f32_fn("ptxjit_tanhf_libm", helpers::tanhf_libm),
         (
             "ptxjit_poll_upgrade",
             ptxjit_runtime::ptxjit_poll_upgrade as *const u8,
@@ -305,6 +328,22 @@ mod helpers {
     }
     pub extern "C" fn tanhf(x: f32) -> f32 {
         mufu::tanh(x)
+    }
+    // `Approximations::Accurate`: the host's libm.
+    pub extern "C" fn exp2f_libm(x: f32) -> f32 {
+        x.exp2()
+    }
+    pub extern "C" fn log2f_libm(x: f32) -> f32 {
+        x.log2()
+    }
+    pub extern "C" fn sinf_libm(x: f32) -> f32 {
+        x.sin()
+    }
+    pub extern "C" fn cosf_libm(x: f32) -> f32 {
+        x.cos()
+    }
+    pub extern "C" fn tanhf_libm(x: f32) -> f32 {
+        x.tanh()
     }
     /// The exact fma of the reference, for the JIT's rare midpoint cases (u32 arguments: the
     /// C ABI does not promise how narrower ones are extended); `ftz`: `.ftz` on the result.
@@ -1018,6 +1057,7 @@ fn build(
                 wide: lane_groups.is_some_and(|g| g.wide),
                 confine: opts.confine,
                 handover: opts.lane_groups == LaneGroups::WhenHot,
+                gpu_approximations: opts.approximations == Approximations::Gpu,
             };
             let callees = Callees {
                 declarations: jit.declarations(),

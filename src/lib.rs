@@ -37,7 +37,7 @@ pub mod types;
 pub mod wgmma;
 
 pub use error::{Diagnostic, Error, Result};
-pub use jit::{CompileOptions, LaneGroups, OptLevel};
+pub use jit::{Approximations, CompileOptions, LaneGroups, OptLevel};
 pub use kernel::{Arg, Kernel, KernelAttributes, LaunchTimes, Module, ParamInfo, check_ptx};
 pub use link::{LinkInput, limit_registers, link};
 pub use ptxjit_runtime::{DeviceBuffer, Dim3, LaunchConfig, Schedule};

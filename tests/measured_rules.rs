@@ -272,3 +272,24 @@ fn ex2_approx_below_minus_126_squares_the_half_power_into_a_subnormal() {
     let got = run("ex2.approx.ftz.f32 {d}, {a}", W::B32, &[(W::B32, &x)]);
     assert_eq!(got, [0, bits(f32::MIN_POSITIVE)]);
 }
+
+#[test]
+fn accurate_approximations_give_the_hosts_correctly_rounded_values_instead() {
+    // `Approximations::Accurate` (GPU Ocelot's emulator's choice, `ptx_run`'s): the true sine
+    // of 1e6, and 5/3 divided once.
+    let opts = CompileOptions {
+        approximations: ptxjit::Approximations::Accurate,
+        ..CompileOptions::default()
+    };
+    let x = [bits(1.0e6)];
+    let sin = elementwise_with(&opts, "sin.approx.f32 {d}, {a}", W::B32, &[(W::B32, &x)]);
+    assert_eq!(sin, [bits(1.0e6f32.sin())]);
+    let (a, b) = ([bits(5.0)], [bits(3.0)]);
+    let div = elementwise_with(
+        &opts,
+        "div.full.f32 {d}, {a}, {b}",
+        W::B32,
+        &[(W::B32, &a), (W::B32, &b)],
+    );
+    assert_eq!(div, [bits(5.0 / 3.0)]);
+}

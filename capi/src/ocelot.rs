@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::ffi::{CStr, c_char, c_int, c_void};
 use std::sync::{Arc, Mutex};
 
-use ptxjit::{Arg, CompileOptions, Dim3, LaunchConfig, Module, ParamInfo};
+use ptxjit::{Approximations, Arg, CompileOptions, Dim3, LaunchConfig, Module, ParamInfo};
 
 /// Modules by PTX text, never evicted: a test run launches thousands of times from a few
 /// hundred kernels, more than the library's bounded module cache holds. A module holding data
@@ -21,9 +21,11 @@ fn module_for(name: &str, text: &str) -> Result<Arc<Module>, ptxjit::Error> {
     if let Some(m) = map.get(text) {
         return Ok(m.clone());
     }
-    // The caller passes host pointers: the kernels run unconfined.
+    // The caller passes host pointers: the kernels run unconfined. Approximate instructions
+    // as GPU Ocelot's emulator computes them (its clients' tests expect that).
     let opts = CompileOptions {
         confine: false,
+        approximations: Approximations::Accurate,
         ..CompileOptions::default()
     };
     let m = Arc::new(Module::from_ptx_named(name, text, &opts)?);

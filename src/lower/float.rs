@@ -65,6 +65,8 @@ impl Translator<'_, '_> {
                 v
             });
         }
+        // (`jit::Approximations`: else IEEE division and the host's libm.)
+        let mufu_f32 = ty == PtxType::F32 && self.gpu_approximations;
         let r = match op {
             // The host rounds only to nearest: the other directions are exact arithmetic in
             // a helper (`semantics::directed`).
@@ -86,14 +88,12 @@ impl Translator<'_, '_> {
             FloatOp::Fma => self.b.ins().fma(x[0], x[1], x[2]),
             // div.full, div.approx, rcp.approx and rsqrt.approx (f32) as an H200's sequences
             // compute them (`semantics::mufu`); div.rn is IEEE division.
-            FloatOp::Div if ty == PtxType::F32 && mods.full => {
-                mufu::div_full(self.b, x[0], x[1], mods.ftz)
-            }
-            FloatOp::Div if ty == PtxType::F32 && mods.approx => {
+            FloatOp::Div if mufu_f32 && mods.full => mufu::div_full(self.b, x[0], x[1], mods.ftz),
+            FloatOp::Div if mufu_f32 && mods.approx => {
                 mufu::div_approx(self.b, x[0], x[1], mods.ftz)
             }
-            FloatOp::Rcp if ty == PtxType::F32 && mods.approx => mufu::rcp(self.b, x[0]),
-            FloatOp::Rsqrt if ty == PtxType::F32 => mufu::rsqrt(self.b, x[0]),
+            FloatOp::Rcp if mufu_f32 && mods.approx => mufu::rcp(self.b, x[0]),
+            FloatOp::Rsqrt if mufu_f32 => mufu::rsqrt(self.b, x[0]),
             FloatOp::Div => self.b.ins().fdiv(x[0], x[1]),
             FloatOp::Sqrt => self.b.ins().sqrt(x[0]),
             FloatOp::Rcp => {
@@ -114,13 +114,20 @@ impl Translator<'_, '_> {
                 softfloat::min_max(self.b, op == FloatOp::Max, x[0], x[1])
             }
             FloatOp::Ex2 | FloatOp::Lg2 | FloatOp::Sin | FloatOp::Cos | FloatOp::Tanh => {
-                let name = match (op, ty) {
-                    (FloatOp::Ex2, PtxType::F32) => "ptxjit_exp2f",
-                    (FloatOp::Lg2, PtxType::F32) => "ptxjit_log2f",
-                    (FloatOp::Sin, PtxType::F32) => "ptxjit_sinf",
-                    (FloatOp::Cos, PtxType::F32) => "ptxjit_cosf",
-                    (FloatOp::Tanh, PtxType::F32) => "ptxjit_tanhf",
-                    _ => return Err(self.err(format!("{op:?} is only defined on .f32"))),
+                let name = match (op, mufu_f32) {
+                    _ if ty != PtxType::F32 => {
+                        return Err(self.err(format!("{op:?} is only defined on .f32")));
+                    }
+                    (FloatOp::Ex2, true) => "ptxjit_exp2f",
+                    (FloatOp::Lg2, true) => "ptxjit_log2f",
+                    (FloatOp::Sin, true) => "ptxjit_sinf",
+                    (FloatOp::Cos, true) => "ptxjit_cosf",
+                    (FloatOp::Tanh, true) => "ptxjit_tanhf",
+                    (FloatOp::Ex2, false) => "ptxjit_exp2f_libm",
+                    (FloatOp::Lg2, false) => "ptxjit_log2f_libm",
+                    (FloatOp::Sin, false) => "ptxjit_sinf_libm",
+                    (FloatOp::Cos, false) => "ptxjit_cosf_libm",
+                    _ => "ptxjit_tanhf_libm",
                 };
                 let f = self.helper_ref(name);
                 let call = self.b.ins().call(f, &[x[0]]);

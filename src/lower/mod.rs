@@ -99,6 +99,9 @@ pub struct Options {
     /// The one-thread form of a kernel that has a lane-group form asks now and then whether
     /// to hand the rest of its block over to that form (`BlockContext::poll_at`, `tier`).
     pub handover: bool,
+    /// The f32 approximate instructions as an H200 runs them (`semantics::mufu`), else
+    /// correctly rounded (`jit::Approximations`).
+    pub gpu_approximations: bool,
 }
 
 /// The functions a body may call: the module's own and the runtime's helpers, declared once
@@ -197,6 +200,8 @@ pub struct Translator<'a, 'b> {
     polls: Option<(Variable, Variable)>,
     /// Check every computed address (`confine`).
     confined: bool,
+    /// `Options::gpu_approximations`.
+    gpu_approximations: bool,
     /// Per register: no instruction sees a NaN's bits in it (`float::nan_unseen`).
     nan_unseen: Vec<bool>,
     /// Where the thread's `.local` variables are, and how many bytes.
@@ -463,6 +468,7 @@ impl<'a, 'b> Translator<'a, 'b> {
             lanes: None,
             polls: None,
             confined: options.confine,
+            gpu_approximations: options.gpu_approximations,
             nan_unseen: float::nan_unseen(func),
             local_window,
             callers_locals,

@@ -796,17 +796,24 @@ impl Translator<'_, '_> {
         }
         let one = self.b.ins().f32const(1.0);
         let one = self.b.ins().splat(types::F32X4, one);
+        let gpu = self.gpu_approximations;
         let r: Wide = (0..x[0].len())
             .map(|c| {
                 let ins = self.b.ins();
                 match op {
                     // (The approximate forms as `lower::float` computes them: `lower::mufu`.)
-                    FloatOp::Div if mods.full => mufu::div_full(self.b, x[0][c], x[1][c], mods.ftz),
-                    FloatOp::Div if mods.approx => {
+                    FloatOp::Div if gpu && mods.full => {
+                        mufu::div_full(self.b, x[0][c], x[1][c], mods.ftz)
+                    }
+                    FloatOp::Div if gpu && mods.approx => {
                         mufu::div_approx(self.b, x[0][c], x[1][c], mods.ftz)
                     }
-                    FloatOp::Rcp if mods.approx => mufu::rcp(self.b, x[0][c]),
-                    FloatOp::Rsqrt => mufu::rsqrt(self.b, x[0][c]),
+                    FloatOp::Rcp if gpu && mods.approx => mufu::rcp(self.b, x[0][c]),
+                    FloatOp::Rsqrt if gpu => mufu::rsqrt(self.b, x[0][c]),
+                    FloatOp::Rsqrt => {
+                        let s = ins.sqrt(x[0][c]);
+                        self.b.ins().fdiv(one, s)
+                    }
                     FloatOp::Add => ins.fadd(x[0][c], x[1][c]),
                     FloatOp::Sub => ins.fsub(x[0][c], x[1][c]),
                     FloatOp::Mul => ins.fmul(x[0][c], x[1][c]),
