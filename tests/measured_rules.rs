@@ -217,6 +217,12 @@ fn cvt_from_f16_makes_a_nan_canonical_and_from_bf16_keeps_its_bits() {
     );
 }
 
+/// 2^e as an f32 (`f32::powi` of an exponent past ±127 is 0 or infinity unoptimized: it
+/// computes 2^|e| first).
+fn pow2(e: i32) -> f32 {
+    2f64.powi(e) as f32
+}
+
 /// f32 bits of `x`.
 fn bits(x: f32) -> u64 {
     x.to_bits() as u64
@@ -240,35 +246,32 @@ fn sin_and_cos_approx_reduce_their_argument_to_turns_rounded_toward_zero() {
 
 #[test]
 fn division_and_reciprocal_scale_huge_and_subnormal_divisors_into_the_units_range() {
-    let huge = bits(2f32.powi(127));
-    let small = bits(2f32.powi(-127));
+    let huge = bits(pow2(127));
+    let small = bits(pow2(-127));
     // (5 · RCP(3), rounded twice, is one unit above 5/3.)
     let five_thirds = 0x3FD5_5556;
-    let a = [bits(2f32.powi(-20)), bits(1.0), bits(5.0)];
+    let a = [bits(pow2(-20)), bits(1.0), bits(5.0)];
     let b = [huge, small, bits(3.0)];
     let srcs = [(W::B32, &a[..]), (W::B32, &b[..])];
     // div.full: a huge divisor and the dividend by 1/4, a subnormal one by 2^24.
     let full = run("div.full.f32 {d}, {a}, {b}", W::B32, &srcs);
-    assert_eq!(
-        full,
-        [bits(2f32.powi(-147)), bits(2f32.powi(127)), five_thirds]
-    );
+    assert_eq!(full, [bits(pow2(-147)), bits(pow2(127)), five_thirds]);
     // .ftz: the quotient 2^-147 flushed, the subnormal divisor too (1/0).
     let ftz = run("div.full.ftz.f32 {d}, {a}, {b}", W::B32, &srcs);
     assert_eq!(ftz, [0, bits(f32::INFINITY), five_thirds]);
     // div.approx does not scale a huge divisor: its reciprocal, subnormal, is flushed.
     let approx = run("div.approx.f32 {d}, {a}, {b}", W::B32, &srcs);
-    assert_eq!(approx, [0, bits(2f32.powi(127)), five_thirds]);
+    assert_eq!(approx, [0, bits(pow2(127)), five_thirds]);
     let x = [huge, small];
     let rcp = run("rcp.approx.f32 {d}, {a}", W::B32, &[(W::B32, &x)]);
-    assert_eq!(rcp, [bits(2f32.powi(-127)), bits(2f32.powi(127))]);
+    assert_eq!(rcp, [bits(pow2(-127)), bits(pow2(127))]);
 }
 
 #[test]
 fn ex2_approx_below_minus_126_squares_the_half_power_into_a_subnormal() {
     let x = [bits(-140.0), bits(-126.0)];
     let got = run("ex2.approx.f32 {d}, {a}", W::B32, &[(W::B32, &x)]);
-    assert_eq!(got, [bits(2f32.powi(-140)), bits(f32::MIN_POSITIVE)]);
+    assert_eq!(got, [bits(pow2(-140)), bits(f32::MIN_POSITIVE)]);
     let got = run("ex2.approx.ftz.f32 {d}, {a}", W::B32, &[(W::B32, &x)]);
     assert_eq!(got, [0, bits(f32::MIN_POSITIVE)]);
 }
