@@ -21,8 +21,9 @@ fi
 rm -rf "$work/recorded"
 LD_LIBRARY_PATH=$libdir "$work/venv/bin/python" "$root/tools/gpu-truth/gpu_truth.py" \
   record "$work/recorded" | tail -n 1
+# (The forms' test: the kernels' test compares with a GPU's outputs, tests/hardware/h200.)
 PTXJIT_TRUTH_DIR=$work/recorded cargo test --quiet --manifest-path "$root/Cargo.toml" \
-  --test hardware
+  --test hardware ptxjit_gives_the_recorded_bits_of_every_form
 for corpus in corpus compilers; do
   LD_LIBRARY_PATH=$libdir "$work/venv/bin/python" "$root/tools/gpu-truth/gpu_truth.py" corpus \
     "$work/recorded/$corpus" --corpus "$root/tests/$corpus" > "$work/$corpus.log"
