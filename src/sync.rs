@@ -716,9 +716,10 @@ impl CoopKernel {
                 .map(|t| std::array::from_fn(|i| f.arg(t, args::A_REGS + i as i32) as u32))
                 .collect(),
         };
-        let mut d: Vec<Vec<u32>> = threads
+        let mut d: Vec<u32> = threads
             .clone()
-            .map(|t| slots.iter().map(|&s| f.u32_at(t, s)).collect())
+            .flat_map(|t| slots.iter().map(move |&s| (t, s)))
+            .map(|(t, s)| f.u32_at(t, s))
             .collect();
         let len = self.static_shared as usize + ctx.dynamic_shared_bytes as usize;
         // SAFETY: between rounds no thread runs; the block's shared memory is this long.
@@ -733,8 +734,8 @@ impl CoopKernel {
             ));
             return Err(self.fail(Status::ILLEGAL_ADDRESS, point));
         }
-        for (t, regs) in threads.zip(d) {
-            for (&s, v) in slots.iter().zip(regs) {
+        for (t, regs) in threads.zip(d.chunks_exact(slots.len())) {
+            for (&s, &v) in slots.iter().zip(regs) {
                 f.set_u32(t, s, v);
             }
             f.release_with(t, &[], false);

@@ -129,6 +129,7 @@ impl Descriptor {
 }
 
 /// What the warpgroup's threads gave at the instruction.
+#[derive(Debug)]
 pub struct Issue {
     pub a_desc: u64,
     pub b_desc: u64,
@@ -146,130 +147,176 @@ pub struct Outside {
     pub bytes: u64,
 }
 
-/// Performs the product: `d[t]` holds thread t's D registers (`form.d_registers()` each),
-/// read when its `scale-d` is true, and written. `shared` is the block's shared memory.
-pub fn run(
-    form: WgmmaForm,
-    issue: &Issue,
-    shared: &[u8],
-    d: &mut [Vec<u32>],
-) -> Result<(), Outside> {
+/// Performs the product: `d` holds the warpgroup's D registers, thread after thread
+/// (`form.d_registers()` each), read when the thread's `scale-d` is true, and written.
+/// `shared` is the block's shared memory.
+pub fn run(form: WgmmaForm, issue: &Issue, shared: &[u8], d: &mut [u32]) -> Result<(), Outside> {
     let (n, k) = (form.n as usize, form.k as usize);
     let has = |f: u64| issue.flags & f != 0;
-    let load = |desc: &Descriptor, k_major: bool, row: usize, col: usize, ty: MmaType| {
-        let bytes = ty.bits() as u64 / 8;
-        let at = desc.address(k_major, row as u64, col as u64, bytes);
-        let raw = shared
-            .get(at as usize..(at + bytes) as usize)
-            .ok_or(Outside { address: at, bytes })?;
-        Ok(raw.iter().rev().fold(0u64, |v, b| v << 8 | *b as u64))
+    // A (64 × K) and B (N × K: its columns as rows), as each element's bits.
+    let a = match has(flags::A_IN_REGISTERS) {
+        true => a_from_registers(form, &issue.a),
+        false => {
+            let desc = Descriptor::decode(issue.a_desc);
+            tile(&desc, !has(flags::TRANSPOSE_A), (64, k), form.a, shared)?
+        }
     };
-    // A, 64 × K, and B, K × N (addressed as N rows of K), as each element's bits.
-    let mut a = vec![0; 64 * k];
-    if has(flags::A_IN_REGISTERS) {
-        let bits = form.a.bits() as usize;
-        let per = 32 / bits;
-        for (t, regs) in issue.a.iter().enumerate() {
-            for i in 0..16 * k / 32 {
-                let (row, col) = a_m16(form.k, form.a, t % 32, i);
-                let reg = regs[i / per] as u64 >> (bits * (i % per));
-                a[(16 * (t / 32) + row) * k + col] = reg & ((1 << bits) - 1);
-            }
-        }
-    } else {
-        let desc = Descriptor::decode(issue.a_desc);
-        for row in 0..64 {
-            for col in 0..k {
-                a[row * k + col] = load(&desc, !has(flags::TRANSPOSE_A), row, col, form.a)?;
-            }
-        }
-    }
-    let mut b = vec![0; k * n];
     let desc = Descriptor::decode(issue.b_desc);
-    for col in 0..n {
-        for kk in 0..k {
-            b[kk * n + col] = load(&desc, !has(flags::TRANSPOSE_B), col, kk, form.b)?;
-        }
-    }
-    let per_register = 32 / form.d.bits() as usize;
-    // A float D's elements by the tensor cores' rule (`Arith::matrix`), D's old values as C
-    // where scale-d is true (+0 where it is false); an integer one's by `accumulate`.
-    let float_d = (form.d != MmaType::S32).then(|| {
-        let value = |ty, x, negate: bool| {
-            let x = float_element(ty, x, 0);
-            if negate { -x } else { x }
-        };
-        let a: Vec<f64> = a
-            .iter()
-            .map(|&x| value(form.a, x, has(flags::NEGATE_A)))
-            .collect();
-        // (B as eight-column panels, each K rows.)
-        let b: Vec<[f64; 8]> = (0..n / 8)
-            .flat_map(|panel| (0..k).map(move |kk| (panel, kk)))
-            .map(|(panel, kk)| {
-                std::array::from_fn(|j| {
-                    value(form.b, b[kk * n + 8 * panel + j], has(flags::NEGATE_B))
-                })
-            })
-            .collect();
-        let mut c = vec![0.0; 64 * n];
-        for (t, regs) in d.iter().enumerate().filter(|&(t, _)| issue.scale_d[t]) {
-            for i in 0..regs.len() * per_register {
-                let (row, col) = d_at(t, i);
-                let reg = regs[i / per_register] as u64;
-                c[row * n + col] = float_element(form.d, reg, i % per_register);
-            }
-        }
-        let arith = Arith {
-            a: form.a,
-            b: form.b,
-            c: form.d,
-            d: form.d,
-            blocks: Blocks::Whole,
-        };
-        let mut bits = vec![0; 64 * n];
-        arith.matrix((&a, &b, &c), (64, n, k), &mut bits);
-        bits
-    });
-    for (t, regs) in d.iter_mut().enumerate() {
-        for (r, reg) in regs.iter_mut().enumerate() {
-            let old = *reg as u64;
-            let mut new = 0;
-            for j in 0..per_register {
-                let (row, col) = d_at(t, r * per_register + j);
-                let element_bits = match &float_d {
-                    Some(bits) => bits[row * n + col],
-                    None => {
-                        let c = match issue.scale_d[t] {
-                            true => element(form.d, old, j),
-                            false => Value::Int(0),
-                        };
-                        let value = |ty, x| element(ty, x, 0);
-                        let products = (0..k).map(|kk| {
-                            (
-                                value(form.a, a[row * k + kk]),
-                                value(form.b, b[kk * n + col]),
-                            )
-                        });
-                        accumulate(form.d, form.satfinite, products, c)
-                    }
-                };
-                new |= element_bits << (form.d.bits() as usize * j);
-            }
-            *reg = new as u32;
-        }
+    let b = tile(&desc, !has(flags::TRANSPOSE_B), (n, k), form.b, shared)?;
+    match form.d {
+        MmaType::S32 => integer_d(form, issue, (&a, &b), d),
+        _ => float_d(form, issue, (&a, &b), d),
     }
     Ok(())
 }
 
-/// (row, column) of D element `i` of thread `t`: warp w = t div 32 holds rows 16w to 16w + 15,
+/// The bits of a `rows` × `k` matrix of `ty` elements through descriptor `desc`, row after
+/// row. Read a 16-byte unit at a time: a unit holds T elements along K (K-major) or along
+/// the rows (MN-major) in every canonical layout, and the swizzle moves whole units.
+fn tile(
+    desc: &Descriptor,
+    k_major: bool,
+    (rows, k): (usize, usize),
+    ty: MmaType,
+    shared: &[u8],
+) -> Result<Vec<u32>, Outside> {
+    let bytes = ty.bits() as usize / 8;
+    let t = 16 / bytes;
+    let mut bits = vec![0; rows * k];
+    // (Units along K a row, K-major; along the rows a column of K, MN-major.)
+    let (across, down) = match k_major {
+        true => (k / t, rows),
+        false => (rows / t, k),
+    };
+    for (i, j) in (0..down).flat_map(|i| (0..across).map(move |j| (i, j))) {
+        let (row, kk, step) = match k_major {
+            true => (i, j * t, 1),
+            false => (j * t, i, k),
+        };
+        let at = desc.address(k_major, row as u64, kk as u64, bytes as u64) as usize;
+        let Some(unit) = shared.get(at..at + 16) else {
+            // (The first of the unit's elements that is outside.)
+            let e = shared.len().saturating_sub(at) / bytes;
+            let address = (at + e * bytes) as u64;
+            return Err(Outside {
+                address,
+                bytes: bytes as u64,
+            });
+        };
+        for (e, x) in unit.chunks_exact(bytes).enumerate() {
+            let x = x.iter().rev().fold(0, |v, &b| v << 8 | b as u32);
+            bits[row * k + kk + e * step] = x;
+        }
+    }
+    Ok(bits)
+}
+
+/// A's bits (64 × K, row after row) from each thread's four registers: warp w holds rows
+/// 16w to 16w + 15 as `mma.m16n8k*`'s A ([`a_m16`]).
+fn a_from_registers(form: WgmmaForm, registers: &[[u32; 4]]) -> Vec<u32> {
+    let k = form.k as usize;
+    let bits = form.a.bits() as usize;
+    let per = 32 / bits;
+    let mut a = vec![0; 64 * k];
+    for (t, regs) in registers.iter().enumerate() {
+        for i in 0..16 * k / 32 {
+            let (row, col) = a_m16(form.k, form.a, t % 32, i);
+            let reg = regs[i / per] as u64 >> (bits * (i % per));
+            a[(16 * (t / 32) + row) * k + col] = (reg & ((1 << bits) - 1)) as u32;
+        }
+    }
+    a
+}
+
+/// Thread `t`'s D elements (`n` / 2 of them, element i in register i / e at e a register)
+/// by their index in D (row × N + column): warp w = t div 32 holds rows 16w to 16w + 15,
 /// lane 4g + t' row g + 8·((i mod 4) div 2), column 8·(i div 4) + 2t' + (i mod 2).
-fn d_at(t: usize, i: usize) -> (usize, usize) {
-    let (g, lane_t) = (t % 32 / 4, t % 4);
-    (
-        16 * (t / 32) + g + 8 * (i % 4 / 2),
-        8 * (i / 4) + 2 * lane_t + i % 2,
-    )
+fn d_elements(t: usize, n: usize) -> impl Iterator<Item = usize> {
+    let (row, col) = (16 * (t / 32) + t % 32 / 4, 2 * (t % 4));
+    (0..n / 2).map(move |i| (row + 8 * (i % 4 / 2)) * n + col + 8 * (i / 4) + i % 2)
+}
+
+/// A float D: every element by the tensor cores' rule ([`Arith::matrix`]), D's old values
+/// as C where the thread's `scale-d` is true (+0 where it is false).
+fn float_d(form: WgmmaForm, issue: &Issue, (a, b): (&[u32], &[u32]), d: &mut [u32]) {
+    let (n, k) = (form.n as usize, form.k as usize);
+    let has = |f: u64| issue.flags & f != 0;
+    let a = values(form.a, a, has(flags::NEGATE_A));
+    let b = values(form.b, b, has(flags::NEGATE_B));
+    // (B as eight-column panels, each K rows.)
+    let b: Vec<[f64; 8]> = (0..n / 8)
+        .flat_map(|panel| (0..k).map(move |kk| (panel, kk)))
+        .map(|(panel, kk)| std::array::from_fn(|j| b[(8 * panel + j) * k + kk]))
+        .collect();
+    let regs = form.d_registers() as usize;
+    let per_register = 32 / form.d.bits() as usize;
+    let mut c = vec![0.0; 64 * n];
+    for (t, regs) in d.chunks_exact(regs).enumerate() {
+        if issue.scale_d[t] {
+            for (i, at) in d_elements(t, n).enumerate() {
+                let reg = regs[i / per_register] as u64;
+                c[at] = float_element(form.d, reg, i % per_register);
+            }
+        }
+    }
+    let arith = Arith {
+        a: form.a,
+        b: form.b,
+        c: form.d,
+        d: form.d,
+        blocks: Blocks::Whole,
+    };
+    let mut bits = vec![0; 64 * n];
+    arith.matrix((&a, &b, &c), (64, n, k), &mut bits);
+    let shift = form.d.bits() as usize;
+    for (t, regs) in d.chunks_exact_mut(regs).enumerate() {
+        regs.fill(0);
+        for (i, at) in d_elements(t, n).enumerate() {
+            regs[i / per_register] |= (bits[at] as u32) << (shift * (i % per_register));
+        }
+    }
+}
+
+/// The values of `bits`, elements of float type `ty`, negated where `negate` says.
+fn values(ty: MmaType, bits: &[u32], negate: bool) -> Vec<f64> {
+    let mut values: Vec<f64> = match ty {
+        MmaType::F16 => {
+            use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+            let halves: Vec<u16> = bits.iter().map(|&x| x as u16).collect();
+            halves.reinterpret_cast::<half::f16>().to_f64_vec()
+        }
+        _ => bits
+            .iter()
+            .map(|&x| float_element(ty, x as u64, 0))
+            .collect(),
+    };
+    if negate {
+        values.iter_mut().for_each(|x| *x = -*x);
+    }
+    values
+}
+
+/// An integer D (s32): each element by [`accumulate`], D's old value as C where the
+/// thread's `scale-d` is true (0 where it is false).
+fn integer_d(form: WgmmaForm, issue: &Issue, (a, b): (&[u32], &[u32]), d: &mut [u32]) {
+    let (n, k) = (form.n as usize, form.k as usize);
+    let value = |ty, x: u32| element(ty, x as u64, 0);
+    for (t, regs) in d.chunks_exact_mut(form.d_registers() as usize).enumerate() {
+        for (reg, at) in regs.iter_mut().zip(d_elements(t, n)) {
+            let c = match issue.scale_d[t] {
+                true => element(form.d, *reg as u64, 0),
+                false => Value::Int(0),
+            };
+            let (row, col) = (at / n, at % n);
+            let products = (0..k).map(|kk| {
+                (
+                    value(form.a, a[row * k + kk]),
+                    value(form.b, b[col * k + kk]),
+                )
+            });
+            *reg = accumulate(form.d, form.satfinite, products, c) as u32;
+        }
+    }
 }
 
 #[cfg(test)]
@@ -389,5 +436,235 @@ mod tests {
             d.address(true, 3, 5, 2),
             0x400 + at_zero.address(true, 3, 5, 2)
         );
+    }
+
+    /// A small xorshift generator: the tests below draw forms, layouts and operands.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// D by the definitions, an element at a time: each element of A and B read at its own
+    /// address ([`Descriptor::address`]) or from its thread's register ([`a_m16`]), each D
+    /// element by [`Arith::element`] or [`accumulate`]; `None` where an element is outside.
+    fn by_definition(form: WgmmaForm, issue: &Issue, shared: &[u8], d: &[u32]) -> Option<Vec<u32>> {
+        let (n, k) = (form.n as usize, form.k as usize);
+        let has = |f: u64| issue.flags & f != 0;
+        let read = |desc: u64, k_major: bool, row: usize, kk: usize, ty: MmaType| {
+            let bytes = ty.bits() as u64 / 8;
+            let at = Descriptor::decode(desc).address(k_major, row as u64, kk as u64, bytes);
+            let raw = shared.get(at as usize..(at + bytes) as usize)?;
+            Some(raw.iter().rev().fold(0u64, |v, &b| v << 8 | b as u64))
+        };
+        let a_bits = |row: usize, kk: usize| match has(flags::A_IN_REGISTERS) {
+            true => {
+                let bits = form.a.bits() as usize;
+                let per = 32 / bits;
+                let t = (0..128)
+                    .flat_map(|t| (0..16 * k / 32).map(move |i| (t, i)))
+                    .find(|&(t, i)| {
+                        (
+                            16 * (t / 32) + a_m16(form.k, form.a, t % 32, i).0,
+                            a_m16(form.k, form.a, t % 32, i).1,
+                        ) == (row, kk)
+                    })
+                    .expect("every element of A in a register");
+                let (t, i) = t;
+                Some(issue.a[t][i / per] as u64 >> (bits * (i % per)) & ((1 << bits) - 1))
+            }
+            false => read(issue.a_desc, !has(flags::TRANSPOSE_A), row, kk, form.a),
+        };
+        let mut a = vec![vec![0; k]; 64];
+        for (row, a) in a.iter_mut().enumerate() {
+            for (kk, a) in a.iter_mut().enumerate() {
+                *a = a_bits(row, kk)?;
+            }
+        }
+        let mut b = vec![vec![0; n]; k];
+        for (kk, b) in b.iter_mut().enumerate() {
+            for (col, b) in b.iter_mut().enumerate() {
+                *b = read(issue.b_desc, !has(flags::TRANSPOSE_B), col, kk, form.b)?;
+            }
+        }
+        let regs = form.d_registers() as usize;
+        let per = 32 / form.d.bits() as usize;
+        let mut out = vec![0; d.len()];
+        for t in 0..128 {
+            for i in 0..n / 2 {
+                let (g, lane_t) = (t % 32 / 4, t % 4);
+                let row = 16 * (t / 32) + g + 8 * (i % 4 / 2);
+                let col = 8 * (i / 4) + 2 * lane_t + i % 2;
+                let old = d[t * regs + i / per] as u64;
+                let bits = match form.d {
+                    MmaType::S32 => {
+                        let c = match issue.scale_d[t] {
+                            true => element(form.d, old, 0),
+                            false => Value::Int(0),
+                        };
+                        let products = (0..k).map(|kk| {
+                            (
+                                element(form.a, a[row][kk], 0),
+                                element(form.b, b[kk][col], 0),
+                            )
+                        });
+                        accumulate(form.d, form.satfinite, products, c)
+                    }
+                    _ => {
+                        let sign = |negate: bool| if negate { -1.0 } else { 1.0 };
+                        let products: Vec<(f64, f64)> = (0..k)
+                            .map(|kk| {
+                                (
+                                    sign(has(flags::NEGATE_A))
+                                        * float_element(form.a, a[row][kk], 0),
+                                    sign(has(flags::NEGATE_B))
+                                        * float_element(form.b, b[kk][col], 0),
+                                )
+                            })
+                            .collect();
+                        let c = match issue.scale_d[t] {
+                            true => float_element(form.d, old, i % per),
+                            false => 0.0,
+                        };
+                        let arith = Arith {
+                            a: form.a,
+                            b: form.b,
+                            c: form.d,
+                            d: form.d,
+                            blocks: Blocks::Whole,
+                        };
+                        arith.element(&products, c)
+                    }
+                };
+                out[t * regs + i / per] |= (bits as u32) << (form.d.bits() as usize * (i % per));
+            }
+        }
+        Some(out)
+    }
+
+    /// `run` reads A and B a 16-byte unit at a time and places D by thread: for every type,
+    /// N, layout (K- or MN-major, each swizzle, base offset), A in registers or shared
+    /// memory, `imm-scale` and `scale-d`, it gives the elements the definitions give.
+    #[test]
+    fn run_gives_the_elements_the_definitions_give_in_every_layout() {
+        use MmaType::*;
+        let forms = [
+            (F16, F16, F32),
+            (F16, F16, F16),
+            (BF16, BF16, F32),
+            (Tf32, Tf32, F32),
+            (E4m3, E5m2, F32),
+            (E5m2, E4m3, F16),
+            (S8, U8, S32),
+            (U8, S8, S32),
+        ];
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+        for round in 0..64 {
+            let (a, b, d) = forms[round % forms.len()];
+            let k = 256 / a.bits();
+            let n = 8 * (1 + rng.below(4) as u32);
+            let satfinite = d == S32 && rng.below(2) == 1;
+            let form = WgmmaForm {
+                n,
+                k,
+                d,
+                a,
+                b,
+                satfinite,
+            };
+            let mut shared = vec![0u8; 1 << 16];
+            shared.iter_mut().for_each(|x| *x = rng.next() as u8);
+            let desc = |rng: &mut Rng| {
+                Descriptor {
+                    start: 16 * rng.below(256),
+                    leading: 16 * rng.below(64),
+                    stride: 16 * rng.below(64),
+                    base: rng.below(8),
+                    span: [0, 32, 64, 128][rng.below(4) as usize],
+                }
+                .encode()
+            };
+            let mut flags = 0;
+            if form.transposes() {
+                flags |= [0, flags::TRANSPOSE_A][rng.below(2) as usize];
+                flags |= [0, flags::TRANSPOSE_B][rng.below(2) as usize];
+            }
+            if form.scales() {
+                flags |= [0, flags::NEGATE_A][rng.below(2) as usize];
+                flags |= [0, flags::NEGATE_B][rng.below(2) as usize];
+            }
+            flags |= [0, flags::A_IN_REGISTERS][rng.below(2) as usize];
+            if flags & flags::A_IN_REGISTERS != 0 {
+                flags &= !flags::TRANSPOSE_A;
+            }
+            let issue = Issue {
+                a_desc: desc(&mut rng),
+                b_desc: desc(&mut rng),
+                flags,
+                scale_d: (0..128).map(|_| rng.below(2) == 1).collect(),
+                a: (0..128)
+                    .map(|_| std::array::from_fn(|_| rng.next() as u32))
+                    .collect(),
+            };
+            let old: Vec<u32> = (0..128 * form.d_registers())
+                .map(|_| rng.next() as u32)
+                .collect();
+            let want = by_definition(form, &issue, &shared, &old).expect("inside");
+            let mut got = old.clone();
+            run(form, &issue, &shared, &mut got).expect("inside");
+            assert_eq!(got, want, "round {round}: {form:?}, {issue:?}");
+        }
+    }
+
+    /// A matrix reaching past the end of shared memory is refused, naming an element of it
+    /// that is outside; one that ends at the end is read.
+    #[test]
+    fn an_element_outside_shared_memory_is_named() {
+        let form = WgmmaForm {
+            n: 64,
+            k: 16,
+            d: MmaType::F32,
+            a: MmaType::F16,
+            b: MmaType::F16,
+            satfinite: false,
+        };
+        for len in [0, 100, 1024, 2047, 2048] {
+            let shared = vec![0u8; len];
+            let issue = Issue {
+                a_desc: Descriptor {
+                    stride: 256,
+                    span: 32,
+                    ..Default::default()
+                }
+                .encode(),
+                b_desc: Descriptor {
+                    stride: 256,
+                    span: 32,
+                    ..Default::default()
+                }
+                .encode(),
+                flags: 0,
+                scale_d: vec![false; 128],
+                a: vec![[0; 4]; 128],
+            };
+            let mut d = vec![0; 128 * form.d_registers() as usize];
+            let Err(Outside { address, bytes }) = run(form, &issue, &shared, &mut d) else {
+                // (Rows of 32 bytes, SBO 256 between groups of eight: 2048 bytes.)
+                assert_eq!(len, 2048, "{len} bytes cannot hold A and B");
+                continue;
+            };
+            assert_eq!(bytes, 2);
+            assert!(
+                address + bytes > len as u64 && address < 2048,
+                "{len}: {address:#x}"
+            );
+        }
     }
 }
