@@ -249,14 +249,21 @@ fn float_d(form: WgmmaForm, issue: &Issue, (a, b): (&[u32], &[u32]), d: &mut [u3
         .map(|(panel, kk)| std::array::from_fn(|j| b[(8 * panel + j) * k + kk]))
         .collect();
     let regs = form.d_registers() as usize;
-    let per_register = 32 / form.d.bits() as usize;
+    // (Element i is element i & e of register i >> p: one or two to a register, and the
+    // loops below neither divide nor match D's type an element.)
+    let p = (32 / form.d.bits()).trailing_zeros();
+    let e = (1 << p) - 1;
     let mut c = vec![0.0; 64 * n];
     for (t, regs) in d.chunks_exact(regs).enumerate() {
-        if issue.scale_d[t] {
-            for (i, at) in d_elements(t, n).enumerate() {
-                let reg = regs[i / per_register] as u64;
-                c[at] = float_element(form.d, reg, i % per_register);
-            }
+        if !issue.scale_d[t] {
+            continue;
+        }
+        for (i, at) in d_elements(t, n).enumerate() {
+            let reg = regs[i >> p];
+            c[at] = match form.d {
+                MmaType::F16 => half::f16::from_bits((reg >> (16 * (i & e))) as u16).to_f64(),
+                _ => f32::from_bits(reg) as f64,
+            };
         }
     }
     let arith = Arith {
@@ -272,7 +279,7 @@ fn float_d(form: WgmmaForm, issue: &Issue, (a, b): (&[u32], &[u32]), d: &mut [u3
     for (t, regs) in d.chunks_exact_mut(regs).enumerate() {
         regs.fill(0);
         for (i, at) in d_elements(t, n).enumerate() {
-            regs[i / per_register] |= (bits[at] as u32) << (shift * (i % per_register));
+            regs[i >> p] |= (bits[at] as u32) << (shift * (i & e));
         }
     }
 }
