@@ -134,6 +134,148 @@ fn a_source_outside_device_memory_is_an_illegal_address() {
     );
 }
 
+/// The group form's `cp.async` (Triton's: each lane copies `size` bytes, lane k's source and
+/// destination the first lane's + k × `size`, its index `%tid.x & 63`): `copy` in each of
+/// 64 threads of one block, `%src` = in + t·size and `%dst` = buf + t·size (t = `%t`, its
+/// bytes 0xFF before), then each thread's `size` shared bytes written out. The output, the
+/// same in both compiled forms, or the launch error.
+fn run_lanes(copy: &str, size: u32, input: &[u8]) -> Result<Vec<u8>, String> {
+    let fill: String = (0..size / 4)
+        .map(|i| format!("st.shared.b32 [%dst+{}], -1;\n", 4 * i))
+        .collect();
+    let ptx = format!(
+        ".version 8.0\n.target sm_80\n.address_size 64\n\
+         .visible .entry k(.param .u64 in, .param .u64 out)\n{{\n\
+         .reg .pred %p<2>;\n.reg .b32 %r<8>, %t, %dst, %n;\n.reg .b64 %rd<8>, %src, %out;\n\
+         .shared .align 16 .b8 buf[1024];\n\
+         mov.u32 %r1, %tid.x;\nand.b32 %t, %r1, 63;\n\
+         ld.param.u64 %rd1, [in];\nld.param.u64 %rd2, [out];\n\
+         mul.wide.u32 %rd3, %t, {size};\nadd.s64 %src, %rd1, %rd3;\nadd.s64 %out, %rd2, %rd3;\n\
+         mov.u32 %r2, buf;\nmul.lo.u32 %r3, %t, {size};\nadd.u32 %dst, %r2, %r3;\n\
+         {fill}{copy}\ncp.async.wait_all;\n\
+         mov.u32 %r5, 0;\nBYTES:\nadd.u32 %r6, %dst, %r5;\nld.shared.b8 %r4, [%r6];\n\
+         cvt.u64.u32 %rd4, %r5;\nadd.s64 %rd5, %out, %rd4;\nst.global.b8 [%rd5], %r4;\n\
+         add.u32 %r5, %r5, 1;\nsetp.lt.u32 %p1, %r5, {size};\n@%p1 bra BYTES;\nret;\n}}\n"
+    );
+    let results: Vec<Result<Vec<u8>, String>> = [LaneGroups::Off, LaneGroups::Always]
+        .into_iter()
+        .map(|lane_groups| {
+            let opts = CompileOptions {
+                lane_groups,
+                ..CompileOptions::default()
+            };
+            let module = Module::from_ptx_named("t.ptx", &ptx, &opts)
+                .unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+            let inp = DeviceBuffer::from_slice(input).unwrap();
+            let out = DeviceBuffer::zeroed(64 * size as usize).unwrap();
+            module
+                .kernel("k")
+                .unwrap()
+                .launch(1, 64, &[Arg::buffer(&inp), Arg::buffer(&out)])
+                .map_err(|e| e.to_string())?;
+            Ok(out.to_bytes())
+        })
+        .collect();
+    // (Errors compared without their addresses: each run allocates its own buffers.)
+    let same = |r: &Result<Vec<u8>, String>| r.clone().map_err(|e| without_addresses(&e));
+    assert_eq!(
+        same(&results[0]),
+        same(&results[1]),
+        "the two compiled forms differ"
+    );
+    results[0].clone()
+}
+
+/// `text` with each hexadecimal number (`0x…`) as `0x_`.
+fn without_addresses(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("0x") {
+        out.push_str(&rest[..at]);
+        out.push_str("0x_");
+        rest = rest[at + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out + rest
+}
+
+fn lanes_input(size: u32) -> Vec<u8> {
+    (0..64 * size).map(|i| (i * 5 + 1) as u8).collect()
+}
+
+#[test]
+fn lanes_copying_in_a_row_copy_as_one_range() {
+    for size in [4, 8, 16] {
+        let cache = if size == 16 { "cg" } else { "ca" };
+        let copy = format!("cp.async.{cache}.shared.global [%dst], [%src], {size};");
+        assert_eq!(
+            run_lanes(&copy, size, &lanes_input(size)),
+            Ok(lanes_input(size))
+        );
+        let whole = format!("cp.async.{cache}.shared.global [%dst], [%src], {size}, {size};");
+        assert_eq!(
+            run_lanes(&whole, size, &lanes_input(size)),
+            Ok(lanes_input(size))
+        );
+    }
+}
+
+#[test]
+fn lanes_past_a_rows_end_write_zeros_and_read_nothing() {
+    // Threads 0..end copy their 4 bytes; the others copy none, from address 0 (no memory):
+    // groups (of 16 or 32) wholly copying and wholly not, or one partly (lane by lane).
+    for end in [32, 40] {
+        let copy = format!(
+            "setp.lt.u32 %p1, %t, {end};\nselp.b32 %n, 4, 0, %p1;\n@!%p1 mov.u64 %src, 0;\n\
+             cp.async.ca.shared.global [%dst], [%src], 4, %n;"
+        );
+        let mut want = lanes_input(4);
+        want[4 * end..].fill(0);
+        assert_eq!(run_lanes(&copy, 4, &lanes_input(4)), Ok(want), "{end}");
+    }
+}
+
+#[test]
+fn lanes_copying_part_of_their_bytes_copy_lane_by_lane() {
+    // Thread t copies t mod 9 of its 8 bytes.
+    let copy = "rem.u32 %n, %t, 9;\ncp.async.ca.shared.global [%dst], [%src], 8, %n;";
+    let got = run_lanes(copy, 8, &lanes_input(8)).unwrap();
+    for t in 0..64 {
+        for k in 0..8 {
+            let want = if k < t % 9 {
+                lanes_input(8)[8 * t + k]
+            } else {
+                0
+            };
+            assert_eq!(got[8 * t + k], want, "thread {t} byte {k}");
+        }
+    }
+}
+
+#[test]
+fn lanes_reading_out_of_order_copy_lane_by_lane() {
+    // Thread t reads thread 63 − t's bytes: not one range.
+    let copy = "sub.u32 %r7, 63, %t;\nmul.wide.u32 %rd6, %r7, 16;\nadd.s64 %rd7, %rd1, %rd6;\n\
+                cp.async.cg.shared.global [%dst], [%rd7], 16;";
+    let want: Vec<u8> = lanes_input(16)
+        .chunks(16)
+        .rev()
+        .flatten()
+        .copied()
+        .collect();
+    assert_eq!(run_lanes(copy, 16, &lanes_input(16)), Ok(want));
+}
+
+#[test]
+fn lanes_reading_outside_device_memory_fault_as_one_thread_does() {
+    // Thread 20's source runs 2 bytes past the input.
+    let copy = "cp.async.ca.shared.global [%dst], [%src], 4;";
+    let err = run_lanes(copy, 4, &lanes_input(4)[..20 * 4 + 2]).unwrap_err();
+    assert!(
+        err.contains("illegal address") && err.contains("thread 20") && err.contains("cp.async"),
+        "{err}"
+    );
+}
+
 /// One thread: `body` runs with `%in`/`%out` (global), `buf` (128 shared bytes, at `%buf`) and
 /// an initialized mbarrier `bar` (count 1, at `%bar`). Returns the 128 output bytes, or the
 /// launch error.

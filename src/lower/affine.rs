@@ -9,7 +9,10 @@
 //!
 //! The rules: `%tid.x` has stride 1; a uniform value 0; `add sub neg mov`, `mul.lo`/`shl`
 //! by a constant, `mad.lo` with a constant or uniform product, and `mul.wide`/`mad.wide`/
-//! `cvt` between 32 and 64 bits combine strides as integers. Arithmetic in 32 bits wraps
+//! `cvt` between 32 and 64 bits combine strides as integers. `%tid.x & (2^j − 1)` (Triton's
+//! index within a block) has stride 1 where 2^j is a multiple of the group's width: a
+//! group's lanes are consecutive threads in x from a multiple of its width (`lanes`), so
+//! they never cross a multiple of 2^j. Arithmetic in 32 bits wraps
 //! the same in every lane, so lane k = lane 0 + k × stride holds modulo 2^32; widening to 64
 //! bits keeps it only where lanes 0..16 do not cross the 32-bit range's end, which the group
 //! code tests at run time (`affine_lane_zero` in `lanes`). A register written by any other
@@ -92,10 +95,15 @@ pub(super) fn widening(inst: &Inst, strides: &[Option<i64>]) -> Option<Widening>
     })
 }
 
-/// Each register's stride across the lanes, `None` where it is not affine. `uniform` are
-/// the group's uniform registers (stride 0); `entry_live` are read before written, so
-/// start at zero in every lane (stride 0 as well).
-pub fn lane_strides(f: &Function, uniform: &[bool], entry_live: &[u32]) -> Vec<Option<i64>> {
+/// Each register's stride across the lanes of a group of `width`, `None` where it is not
+/// affine. `uniform` are the group's uniform registers (stride 0); `entry_live` are read
+/// before written, so start at zero in every lane (stride 0 as well).
+pub fn lane_strides(
+    f: &Function,
+    uniform: &[bool],
+    entry_live: &[u32],
+    width: usize,
+) -> Vec<Option<i64>> {
     let body = f.body.as_deref().unwrap_or(&[]);
     let mut strides: Vec<Stride> = uniform
         .iter()
@@ -113,7 +121,7 @@ pub fn lane_strides(f: &Function, uniform: &[bool], entry_live: &[u32]) -> Vec<O
                 continue;
             }
             let result = match defs[..] {
-                [d] if is_affine_register(f, d) => result_stride(f, inst, &strides),
+                [d] if is_affine_register(f, d) => result_stride(f, inst, &strides, width),
                 _ => Stride::Varies,
             };
             for d in defs {
@@ -141,8 +149,29 @@ fn is_affine_register(f: &Function, r: u32) -> bool {
     ty != PtxType::Pred && matches!(ty.bits(), 32 | 64) && !ty.is_float()
 }
 
-/// The stride of `inst`'s result, from its operands' strides.
-fn result_stride(f: &Function, inst: &Inst, strides: &[Stride]) -> Stride {
+/// Whether `arg` is `%tid.x`, or a register only ever set to it (`mov`).
+fn is_thread_index(f: &Function, arg: &Arg) -> bool {
+    let tid_x = |a: &Arg| matches!(a, Arg::Special(Special::Tid(Dim::X)));
+    match arg {
+        Arg::Reg(r) => {
+            let mut defs = f
+                .body
+                .iter()
+                .flatten()
+                .filter(|inst| super::liveness::destinations(inst).contains(r));
+            let mut any = false;
+            let only_tid = defs.all(|inst| {
+                any = true;
+                inst.guard.is_none() && matches!(inst.op, Op::Mov(_)) && tid_x(&inst.args[1])
+            });
+            any && only_tid
+        }
+        _ => tid_x(arg),
+    }
+}
+
+/// The stride of `inst`'s result, from its operands' strides, in a group of `width`.
+fn result_stride(f: &Function, inst: &Inst, strides: &[Stride], width: usize) -> Stride {
     if inst.guard.is_some() {
         return Stride::Varies;
     }
@@ -203,6 +232,20 @@ fn result_stride(f: &Function, inst: &Inst, strides: &[Stride]) -> Stride {
                     operand(&a[3], 64).0,
                     1,
                 ),
+                IntOp::And => {
+                    let low_bits = |arg: &Arg| match operand(arg, n) {
+                        (_, Some(m)) => {
+                            m >= 0
+                                && ((m + 1) as u64).is_multiple_of(width as u64)
+                                && ((m + 1) as u64).is_power_of_two()
+                        }
+                        _ => false,
+                    };
+                    match (&a[1], &a[2]) {
+                        (x, m) | (m, x) if is_thread_index(f, x) && low_bits(m) => Stride::Known(1),
+                        _ => Stride::Varies,
+                    }
+                }
                 IntOp::Shl => match operand(&a[2], 32) {
                     (Stride::Known(0), Some(k)) if (0..n as i64).contains(&k) => {
                         operand(&a[1], n).0.map(|s| s.checked_mul(1 << k))
@@ -241,7 +284,7 @@ mod tests {
         let m = crate::kernel::check_ptx("t.ptx", &text).expect("valid");
         let f = &m.functions[0];
         let uniform = super::super::lanes::uniform_registers(f);
-        let all = lane_strides(f, &uniform, super::super::liveness::analyze(f).at(0));
+        let all = lane_strides(f, &uniform, super::super::liveness::analyze(f).at(0), 16);
         let index = |n: &str| f.regs.iter().position(|r| r.name == n).expect("declared");
         names.iter().map(|n| all[index(n)]).collect()
     }
@@ -278,6 +321,21 @@ mod tests {
             &["%i"],
         );
         assert_eq!(s, [Some(1)]);
+    }
+
+    /// `%tid.x & (2^j − 1)` keeps stride 1 where 2^j is a multiple of the width (16 in
+    /// these tests): a group's lanes never cross a multiple of 2^j.
+    #[test]
+    fn the_thread_index_masked_to_low_bits_a_multiple_of_the_width_has_stride_one() {
+        let s = strides(
+            ".reg .b32 %t, %a, %b, %c, %d, %e, %f, %g, %h;",
+            "mov.u32 %t, %tid.x;\nand.b32 %a, %t, 127;\nand.b32 %b, %tid.x, 15;\n\
+             and.b32 %c, %t, 7;\nand.b32 %d, %t, 126;\nadd.u32 %e, %t, 1;\n\
+             and.b32 %f, %e, 127;\nand.b32 %g, 255, %t;\nand.b32 %h, %t, 47;",
+            &["%a", "%b", "%c", "%d", "%f", "%g", "%h"],
+        );
+        // (7 + 1 is under the width, 126 and 47 are not 2^j − 1, %e starts mid-group.)
+        assert_eq!(s, [Some(1), Some(1), None, None, None, Some(1), None]);
     }
 
     #[test]

@@ -184,7 +184,7 @@ impl Translator<'_, '_> {
         Ok(())
     }
 
-    fn is_predicate(&self, arg: &Arg) -> bool {
+    pub(super) fn is_predicate(&self, arg: &Arg) -> bool {
         match arg {
             Arg::Not(_) => true,
             Arg::Reg(r) => self.func.regs[*r as usize].ty == PtxType::Pred,

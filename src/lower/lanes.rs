@@ -554,7 +554,7 @@ impl Lanes {
             .map(|r| b.declare_var(r.ty.ir_type()))
             .collect();
         let live = super::liveness::analyze(f);
-        let strides = super::affine::lane_strides(f, &uniform, live.at(0));
+        let strides = super::affine::lane_strides(f, &uniform, live.at(0), width);
         // (A uniform register has no stride: `lane_strides` gives strides of varying ones.)
         let derived: Vec<bool> = f
             .regs

@@ -27,6 +27,7 @@ use crate::frontend::checked::{
 use crate::semantics::directed::Arith;
 use crate::types::PtxType;
 
+mod async_copy;
 mod bits;
 mod float_int;
 mod half_bits;
@@ -51,7 +52,8 @@ pub(super) fn may_have_vector_form(inst: &Inst) -> bool {
             | Op::Setp { .. }
             | Op::Float { .. }
             | Op::Ld { .. }
-            | Op::St { .. } => true,
+            | Op::St { .. }
+            | Op::CpAsync { .. } => true,
             _ if warp::in_group(inst) => true,
             Op::Set { src, .. } => src.is_half(),
             Op::Cvt { dst, src, mods } => {
@@ -148,6 +150,7 @@ impl Translator<'_, '_> {
                 self.v_access(inst, pos, space, ty, vec, &a[1], Some(&a[0]))
             }
             Op::St { space, ty, vec } => self.v_access(inst, pos, space, ty, vec, &a[0], None),
+            Op::CpAsync { .. } => self.v_cp_async(inst),
             _ => Ok(false),
         }
     }

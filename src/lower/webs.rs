@@ -310,7 +310,7 @@ mod tests {
         let address_stride = |f: &Function| {
             let uniform = super::super::lanes::uniform_registers(f);
             let strides =
-                super::super::affine::lane_strides(f, &uniform, liveness::analyze(f).at(0));
+                super::super::affine::lane_strides(f, &uniform, liveness::analyze(f).at(0), 16);
             let body = f.body.as_deref().expect("defined");
             let store = &body[body.len() - 2];
             match &store.args[0] {
