@@ -26,7 +26,7 @@
 //! measured on `wgmma`: its fp8 block especially (`mma.sync` runs fp8 as f16 products).
 
 use crate::frontend::checked::{MmaType, WgmmaForm};
-use crate::mma::sum::{Arith, Blocks};
+use crate::mma::sum::Arith;
 use crate::mma::{Value, a_m16, accumulate, element, float_element};
 
 /// Where the compiled code leaves the instruction's operands among a thread's synchronization
@@ -266,15 +266,8 @@ fn float_d(form: WgmmaForm, issue: &Issue, (a, b): (&[u32], &[u32]), d: &mut [u3
             };
         }
     }
-    let arith = Arith {
-        a: form.a,
-        b: form.b,
-        c: form.d,
-        d: form.d,
-        blocks: Blocks::Whole,
-    };
     let mut bits = vec![0; 64 * n];
-    arith.matrix((&a, &b, &c), (64, n, k), &mut bits);
+    Arith::of_wgmma(form).matrix((&a, &b, &c), (64, n, k), &mut bits);
     let shift = form.d.bits() as usize;
     for (t, regs) in d.chunks_exact_mut(regs).enumerate() {
         regs.fill(0);
@@ -540,14 +533,7 @@ mod tests {
                             true => float_element(form.d, old, i % per),
                             false => 0.0,
                         };
-                        let arith = Arith {
-                            a: form.a,
-                            b: form.b,
-                            c: form.d,
-                            d: form.d,
-                            blocks: Blocks::Whole,
-                        };
-                        arith.element(&products, c)
+                        Arith::of_wgmma(form).element(&products, c)
                     }
                 };
                 out[t * regs + i / per] |= (bits as u32) << (form.d.bits() as usize * (i % per));

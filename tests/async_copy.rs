@@ -5,7 +5,7 @@ use ptxjit::{Arg, CompileOptions, DeviceBuffer, LaneGroups, Module};
 
 /// Runs `copy` (which moves 16 bytes from `%src` to shared `[%dst]`) in each of 4 threads,
 /// then `wait`, then copies each thread's 16 shared bytes to the output. `input` is 64 bytes;
-/// `%r1` holds the thread index. The output (the same in both compiled forms).
+/// `%r1` holds the thread index. The output ([`in_both_forms`]).
 fn run(copy: &str, wait: &str, input: &[u8; 64]) -> Vec<u8> {
     let ptx = format!(
         ".version 8.0\n.target sm_80\n.address_size 64\n\
@@ -18,27 +18,57 @@ fn run(copy: &str, wait: &str, input: &[u8; 64]) -> Vec<u8> {
          {copy}\n{wait}\n\
          ld.shared.v2.b64 {{%rd4, %rd5}}, [%dst];\nst.global.v2.b64 [%out], {{%rd4, %rd5}};\nret;\n}}\n"
     );
-    let results: Vec<Vec<u8>> = [LaneGroups::Off, LaneGroups::Always]
+    in_both_forms(&ptx, 4, input, 64).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Launches kernel `k` of `ptx` (parameters: the input, the output) on one block of
+/// `threads`, compiled one thread at a time and in lane groups: the output (`out_bytes`),
+/// the same in both, or the launch error (the same but for addresses: each run allocates
+/// its own buffers).
+fn in_both_forms(
+    ptx: &str,
+    threads: u32,
+    input: &[u8],
+    out_bytes: usize,
+) -> Result<Vec<u8>, String> {
+    let results: Vec<Result<Vec<u8>, String>> = [LaneGroups::Off, LaneGroups::Always]
         .into_iter()
         .map(|lane_groups| {
             let opts = CompileOptions {
                 lane_groups,
                 ..CompileOptions::default()
             };
-            let module = Module::from_ptx_named("t.ptx", &ptx, &opts)
+            let module = Module::from_ptx_named("t.ptx", ptx, &opts)
                 .unwrap_or_else(|e| panic!("{e}\n{ptx}"));
             let inp = DeviceBuffer::from_slice(input).unwrap();
-            let out = DeviceBuffer::zeroed(64).unwrap();
+            let out = DeviceBuffer::zeroed(out_bytes).unwrap();
             module
                 .kernel("k")
                 .unwrap()
-                .launch(1, 4, &[Arg::buffer(&inp), Arg::buffer(&out)])
-                .unwrap_or_else(|e| panic!("{e}"));
-            out.to_bytes()
+                .launch(1, threads, &[Arg::buffer(&inp), Arg::buffer(&out)])
+                .map_err(|e| e.to_string())?;
+            Ok(out.to_bytes())
         })
         .collect();
-    assert_eq!(results[0], results[1], "the two compiled forms differ");
+    let same = |r: &Result<Vec<u8>, String>| r.clone().map_err(|e| without_addresses(&e));
+    assert_eq!(
+        same(&results[0]),
+        same(&results[1]),
+        "the two compiled forms differ"
+    );
     results[0].clone()
+}
+
+/// `text` with each hexadecimal number (`0x…`) as `0x_`.
+fn without_addresses(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("0x") {
+        out.push_str(&rest[..at]);
+        out.push_str("0x_");
+        rest = rest[at + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out + rest
 }
 
 fn input() -> [u8; 64] {
@@ -137,8 +167,7 @@ fn a_source_outside_device_memory_is_an_illegal_address() {
 /// The group form's `cp.async` (Triton's: each lane copies `size` bytes, lane k's source and
 /// destination the first lane's + k × `size`, its index `%tid.x & 63`): `copy` in each of
 /// 64 threads of one block, `%src` = in + t·size and `%dst` = buf + t·size (t = `%t`, its
-/// bytes 0xFF before), then each thread's `size` shared bytes written out. The output, the
-/// same in both compiled forms, or the launch error.
+/// bytes 0xFF before), then each thread's `size` shared bytes written out ([`in_both_forms`]).
 fn run_lanes(copy: &str, size: u32, input: &[u8]) -> Result<Vec<u8>, String> {
     let fill: String = (0..size / 4)
         .map(|i| format!("st.shared.b32 [%dst+{}], -1;\n", 4 * i))
@@ -157,45 +186,7 @@ fn run_lanes(copy: &str, size: u32, input: &[u8]) -> Result<Vec<u8>, String> {
          cvt.u64.u32 %rd4, %r5;\nadd.s64 %rd5, %out, %rd4;\nst.global.b8 [%rd5], %r4;\n\
          add.u32 %r5, %r5, 1;\nsetp.lt.u32 %p1, %r5, {size};\n@%p1 bra BYTES;\nret;\n}}\n"
     );
-    let results: Vec<Result<Vec<u8>, String>> = [LaneGroups::Off, LaneGroups::Always]
-        .into_iter()
-        .map(|lane_groups| {
-            let opts = CompileOptions {
-                lane_groups,
-                ..CompileOptions::default()
-            };
-            let module = Module::from_ptx_named("t.ptx", &ptx, &opts)
-                .unwrap_or_else(|e| panic!("{e}\n{ptx}"));
-            let inp = DeviceBuffer::from_slice(input).unwrap();
-            let out = DeviceBuffer::zeroed(64 * size as usize).unwrap();
-            module
-                .kernel("k")
-                .unwrap()
-                .launch(1, 64, &[Arg::buffer(&inp), Arg::buffer(&out)])
-                .map_err(|e| e.to_string())?;
-            Ok(out.to_bytes())
-        })
-        .collect();
-    // (Errors compared without their addresses: each run allocates its own buffers.)
-    let same = |r: &Result<Vec<u8>, String>| r.clone().map_err(|e| without_addresses(&e));
-    assert_eq!(
-        same(&results[0]),
-        same(&results[1]),
-        "the two compiled forms differ"
-    );
-    results[0].clone()
-}
-
-/// `text` with each hexadecimal number (`0x…`) as `0x_`.
-fn without_addresses(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(at) = rest.find("0x") {
-        out.push_str(&rest[..at]);
-        out.push_str("0x_");
-        rest = rest[at + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
-    }
-    out + rest
+    in_both_forms(&ptx, 64, input, 64 * size as usize)
 }
 
 fn lanes_input(size: u32) -> Vec<u8> {

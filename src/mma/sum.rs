@@ -28,7 +28,7 @@
 //! are kept as the powers 2^e ([`alignment`]): a product's is the product of its operands',
 //! and the code that finds E is then the same vector code as the code that sums.
 
-use crate::frontend::checked::{MmaForm, MmaType};
+use crate::frontend::checked::{MmaForm, MmaType, WgmmaForm};
 use crate::lower::softfloat::CANONICAL_NAN_F32;
 use crate::semantics::half::CANONICAL_NAN as CANONICAL_NAN_F16;
 
@@ -80,6 +80,18 @@ impl Arith {
         };
         let (a, b, c, d) = (form.a, form.b, form.c, form.d);
         Arith { a, b, c, d, blocks }
+    }
+
+    /// `wgmma`'s arithmetic for `form`: one block per instruction, D as C.
+    pub(crate) fn of_wgmma(form: WgmmaForm) -> Arith {
+        let (a, b, d) = (form.a, form.b, form.d);
+        Arith {
+            a,
+            b,
+            c: d,
+            d,
+            blocks: Blocks::Whole,
+        }
     }
 
     /// Where product `k` of `k_all` goes in the order [`Arith::matrix`] takes A's columns

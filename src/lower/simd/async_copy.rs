@@ -26,7 +26,10 @@ impl Translator<'_, '_> {
             return Ok(false);
         };
         let size = size as u32;
-        let extra = &rest[..rest.len() - usize::from(hint)];
+        // (A cache hint's policy operand last; its absence is the one-thread code's error.)
+        let Some(extra) = rest.get(..rest.len().wrapping_sub(usize::from(hint))) else {
+            return Ok(false);
+        };
         let (
             &Arg::Addr {
                 base: AddrBase::Reg(dst_base),
