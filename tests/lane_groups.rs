@@ -1412,3 +1412,68 @@ fn a_shared_access_past_the_blocks_shared_memory_faults_as_one_thread_does() {
         assert_eq!(error(groups), want, "{groups:?}");
     }
 }
+
+#[test]
+fn shared_accesses_at_scattered_offsets_match_one_thread_at_a_time() {
+    // Thread t writes at its slot p = 7t mod 64 (a permutation: Triton's layout conversions
+    // shuffle the thread index's bits) a word, a half, a pair of halves, a byte (the low one
+    // of a 32-bit register) and a double word; after the barrier it reads slot t of each and
+    // slot 63 − t as a byte into a 32-bit register: another thread's, so a wrong lane's
+    // address shows. Threads 2i and 2i + 1 also write one word at slot i: the later
+    // thread's stays, as where threads run one at a time.
+    let ptx = kernel(
+        ".shared .align 16 .b8 sh[3072];\n.reg .b32 %s<24>;\n.reg .b16 %h<8>;\n.reg .b64 %d<4>;\n\
+         mov.u32 %s1, sh;\nmul.lo.u32 %s2, %r3, 7;\nand.b32 %s2, %s2, 63;\n\
+         shl.b32 %s3, %s2, 2;\nadd.u32 %s3, %s1, %s3;\nshl.b32 %s4, %s2, 1;\nadd.u32 %s4, %s1, %s4;\n\
+         add.u32 %s5, %s1, %s2;\nshl.b32 %s6, %s2, 3;\nadd.u32 %s6, %s1, %s6;\n\
+         mul.lo.u32 %s7, %r4, 2654435761;\ncvt.u16.u32 %h1, %s7;\nshr.u32 %s8, %s7, 16;\n\
+         cvt.u16.u32 %h2, %s8;\ncvt.u64.u32 %d1, %s7;\nshl.b64 %d1, %d1, 29;\n\
+         st.shared.u32 [%s3], %s7;\nst.shared.b16 [%s4+256], %h1;\n\
+         st.shared.v2.b16 [%s3+512], {%h2, %h1};\nst.shared.u8 [%s5+768], %s8;\n\
+         st.shared.b64 [%s6+1024], %d1;\nshr.u32 %s20, %r3, 1;\nshl.b32 %s20, %s20, 2;\n\
+         add.u32 %s20, %s1, %s20;\nst.shared.u32 [%s20+2048], %r4;\nbar.sync 0;\n\
+         shl.b32 %s9, %r3, 2;\nadd.u32 %s9, %s1, %s9;\nshl.b32 %s10, %r3, 1;\nadd.u32 %s10, %s1, %s10;\n\
+         shl.b32 %s11, %r3, 3;\nadd.u32 %s11, %s1, %s11;\nsub.u32 %s12, 63, %r3;\nadd.u32 %s12, %s1, %s12;\n\
+         ld.shared.u32 %s13, [%s9];\nld.shared.b16 %h3, [%s10+256];\n\
+         ld.shared.v2.b16 {%h4, %h5}, [%s9+512];\nld.shared.u8 %s14, [%s12+768];\n\
+         ld.shared.b64 %d2, [%s11+1024];\nld.shared.u32 %s21, [%s20+2048];\n\
+         add.u32 %s13, %s13, %s21;\n\
+         cvt.u32.u16 %s15, %h3;\ncvt.u32.u16 %s16, %h4;\ncvt.u32.u16 %s17, %h5;\ncvt.u32.u64 %s18, %d2;\n\
+         shr.u64 %d3, %d2, 32;\ncvt.u32.u64 %s19, %d3;\n\
+         add.u32 %s13, %s13, %s15;\nxor.b32 %s13, %s13, %s16;\nadd.u32 %s13, %s13, %s17;\n\
+         xor.b32 %s13, %s13, %s14;\nadd.u32 %s13, %s13, %s18;\nxor.b32 %s13, %s13, %s19;\n\
+         st.global.u32 [%rd3], %s13;\nret;",
+    );
+    let want = run(&ptx, LaneGroups::Off, 4, [64, 1, 1], 0);
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert_eq!(run(&ptx, groups, 4, [64, 1, 1], 0), want, "{groups:?}");
+    }
+}
+
+#[test]
+fn a_scattered_shared_access_outside_or_misaligned_faults_as_one_thread_does() {
+    // Slot p = 7t mod 64 of 4 bytes, 8 bytes on: p 62 and 63 end past the 256 bytes. Or
+    // one byte on, in 512 bytes: every lane inside but misaligned.
+    for (offset, bytes, why) in [(8, 256, "illegal shared address"), (1, 512, "misaligned")] {
+        let ptx = kernel(&format!(
+            ".shared .align 16 .b8 sh[{bytes}];\n.reg .b32 %s<4>;\n\
+             mov.u32 %s1, sh;\nmul.lo.u32 %s2, %r3, 7;\nand.b32 %s2, %s2, 63;\n\
+             shl.b32 %s2, %s2, 2;\nadd.u32 %s2, %s1, %s2;\n\
+             st.shared.u32 [%s2+{offset}], %r4;\nret;"
+        ));
+        let error = |groups| {
+            let out = DeviceBuffer::zeroed(1024).unwrap();
+            module(&ptx, groups)
+                .kernel("k")
+                .unwrap()
+                .launch(1, Dim3::new(64, 1, 1), &[Arg::buffer(&out), Arg::u32(0)])
+                .unwrap_err()
+                .to_string()
+        };
+        let want = error(LaneGroups::Off);
+        assert!(want.contains(why), "{want}");
+        for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+            assert_eq!(error(groups), want, "{groups:?}");
+        }
+    }
+}

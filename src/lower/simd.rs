@@ -35,6 +35,7 @@ mod half_cmp;
 mod half_cvt;
 mod half_lookup;
 pub(super) mod runs;
+mod scattered;
 pub(in crate::lower) mod warp;
 
 /// A register's value in every lane: its vectors, lanes 0.. first.
@@ -961,7 +962,14 @@ impl Translator<'_, '_> {
             matches!(space, StateSpace::Global | StateSpace::Generic),
             self.func.regs[base as usize].ty.ir_type() == types::I64,
         );
-        if !(shared || global && wide_base && !self.is_uniform_reg(base))
+        // Shared memory at offsets that are not one range (Triton's layout conversions): a
+        // 32-bit offset register, each lane's element on its own (`v_scattered`).
+        let scattered = space == StateSpace::Shared
+            && !shared
+            && !self.is_uniform_reg(base)
+            && self.func.regs[base as usize].ty.bits() == 32
+            && width <= 8;
+        if !(shared || scattered || global && wide_base && !self.is_uniform_reg(base))
             || !matches!(width, 1 | 2 | 4 | 8 | 16)
             || ty == PtxType::Pred
             || !data_ok
@@ -977,6 +985,7 @@ impl Translator<'_, '_> {
         //   on their own (writing the span back would overwrite the bytes between them,
         //   which other threads may be writing).
         let stride = match self.lanes.as_ref().expect("grouped").strides[base as usize] {
+            _ if scattered => width,
             None => width,
             Some(s) if s == i64::from(width) => width,
             Some(s @ (4 | 8 | 16))
@@ -1011,27 +1020,36 @@ impl Translator<'_, '_> {
                 Some(self.v_join(parts, ty.size()))
             }
         };
-        let (first, together) = if shared {
-            // Lane 0's host address, from its offset (the register's scalar).
-            self.enter_scalars();
-            let first = self.address(addr, space);
-            self.enter_scalars();
-            (first?, self.b.ins().iconst(types::I8, 1))
-        } else {
-            self.v_lanes_apart(base, offset, stride)?
-        };
         let span = stride * self.width() as u32;
-        let ok = if self.confined {
-            let (ok, _) = self.accessible(first, space, span, width);
-            self.b.ins().band(ok, together)
+        // Lane 0's host address and whether the lanes' range is accessible; or, scattered,
+        // each lane's offset and whether every lane's element is.
+        let (first, ok, offsets) = if scattered {
+            let (offsets, ok) = self.v_scattered_offsets(base, offset, width)?;
+            (None, ok, offsets)
         } else {
-            together
+            let (first, together) = if shared {
+                // Lane 0's host address, from its offset (the register's scalar).
+                self.enter_scalars();
+                let first = self.address(addr, space);
+                self.enter_scalars();
+                (first?, self.b.ins().iconst(types::I8, 1))
+            } else {
+                self.v_lanes_apart(base, offset, stride)?
+            };
+            let ok = if self.confined {
+                let (ok, _) = self.accessible(first, space, span, width);
+                self.b.ins().band(ok, together)
+            } else {
+                together
+            };
+            (Some(first), ok, Wide::new())
         };
         let (fast, slow) = self.branch_cold(ok, false);
         let join = self.b.create_block();
 
         self.b.switch_to_block(fast);
-        if self.lanes.as_ref().expect("grouped").in_loop[pos]
+        if let Some(first) = first
+            && self.lanes.as_ref().expect("grouped").in_loop[pos]
             && !shared
             && (stored.is_none() || !self.loaded_from(base, offset))
         {
@@ -1046,9 +1064,12 @@ impl Translator<'_, '_> {
                     types::I8X16
                 };
                 let n = (span / 16) as usize;
-                let loaded: Wide = (0..n)
-                    .map(|c| self.b.ins().load(vt, flags, first, 16 * c as i32))
-                    .collect();
+                let loaded: Wide = match first {
+                    Some(first) => (0..n)
+                        .map(|c| self.b.ins().load(vt, flags, first, 16 * c as i32))
+                        .collect(),
+                    None => self.v_gather(&offsets, width),
+                };
                 let parts = if stride == width {
                     self.v_split(loaded, width, vec as usize)
                 } else {
@@ -1067,12 +1088,15 @@ impl Translator<'_, '_> {
                     self.v_write(e, v);
                 }
             }
+            Some(v) if scattered => self.v_scatter(&offsets, width, v),
             Some(v) if stride == width => {
+                let first = first.expect("contiguous");
                 for (c, v) in v.into_iter().enumerate() {
                     self.b.ins().store(flags, v, first, 16 * c as i32);
                 }
             }
             Some(v) => {
+                let first = first.expect("lanes apart");
                 let lane = bits_type(8 * width).expect("1 to 8 bytes").ir_type();
                 let vt = vector_of(lane).expect("a lane");
                 let per = 16 / width as usize;
