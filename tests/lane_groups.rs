@@ -1362,6 +1362,34 @@ fn a_launch_of_few_long_blocks_switching_forms_part_way_gives_the_one_thread_res
     }
 }
 
+/// `ptx` run over 4 blocks of 64 threads gives the same `out` one thread at a time and in
+/// lane groups (of up to 32, and of 64).
+fn same_with_groups_of_64(ptx: &str) {
+    let want = run(ptx, LaneGroups::Off, 4, [64, 1, 1], 0);
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert_eq!(run(ptx, groups, 4, [64, 1, 1], 0), want, "{groups:?}");
+    }
+}
+
+/// The error of `ptx` run on one block of 64 threads, the same one thread at a time and in
+/// lane groups (of up to 32, and of 64).
+fn same_error_with_groups_of_64(ptx: &str) -> String {
+    let error = |groups| {
+        let out = DeviceBuffer::zeroed(1024).unwrap();
+        module(ptx, groups)
+            .kernel("k")
+            .unwrap()
+            .launch(1, Dim3::new(64, 1, 1), &[Arg::buffer(&out), Arg::u32(0)])
+            .unwrap_err()
+            .to_string()
+    };
+    let want = error(LaneGroups::Off);
+    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
+        assert_eq!(error(groups), want, "{groups:?}");
+    }
+    want
+}
+
 #[test]
 fn shared_accesses_of_contiguous_lanes_and_of_one_address_match_one_thread_at_a_time() {
     // Each thread stores its words at sh + 4t (u32), sh + 1024 + 2t (u16), sh + 1536 + 8t
@@ -1383,10 +1411,7 @@ fn shared_accesses_of_contiguous_lanes_and_of_one_address_match_one_thread_at_a_
          xor.b32 %s8, %s8, %s12;\nadd.u32 %s8, %s8, %s13;\nxor.b32 %s8, %s8, %s14;\n\
          st.global.u32 [%rd3], %s8;\nret;",
     );
-    let want = run(&ptx, LaneGroups::Off, 4, [64, 1, 1], 0);
-    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
-        assert_eq!(run(&ptx, groups, 4, [64, 1, 1], 0), want, "{groups:?}");
-    }
+    same_with_groups_of_64(&ptx);
 }
 
 #[test]
@@ -1397,20 +1422,8 @@ fn a_shared_access_past_the_blocks_shared_memory_faults_as_one_thread_does() {
          mov.u32 %s1, sh;\nshl.b32 %s2, %r3, 2;\nadd.u32 %s2, %s1, %s2;\n\
          st.shared.u32 [%s2+8], %r4;\nret;",
     );
-    let error = |groups| {
-        let out = DeviceBuffer::zeroed(1024).unwrap();
-        module(&ptx, groups)
-            .kernel("k")
-            .unwrap()
-            .launch(1, Dim3::new(64, 1, 1), &[Arg::buffer(&out), Arg::u32(0)])
-            .unwrap_err()
-            .to_string()
-    };
-    let want = error(LaneGroups::Off);
+    let want = same_error_with_groups_of_64(&ptx);
     assert!(want.contains("[%s2+8]"), "{want}");
-    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
-        assert_eq!(error(groups), want, "{groups:?}");
-    }
 }
 
 #[test]
@@ -1444,10 +1457,7 @@ fn shared_accesses_at_scattered_offsets_match_one_thread_at_a_time() {
          xor.b32 %s13, %s13, %s14;\nadd.u32 %s13, %s13, %s18;\nxor.b32 %s13, %s13, %s19;\n\
          st.global.u32 [%rd3], %s13;\nret;",
     );
-    let want = run(&ptx, LaneGroups::Off, 4, [64, 1, 1], 0);
-    for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
-        assert_eq!(run(&ptx, groups, 4, [64, 1, 1], 0), want, "{groups:?}");
-    }
+    same_with_groups_of_64(&ptx);
 }
 
 #[test]
@@ -1461,19 +1471,7 @@ fn a_scattered_shared_access_outside_or_misaligned_faults_as_one_thread_does() {
              shl.b32 %s2, %s2, 2;\nadd.u32 %s2, %s1, %s2;\n\
              st.shared.u32 [%s2+{offset}], %r4;\nret;"
         ));
-        let error = |groups| {
-            let out = DeviceBuffer::zeroed(1024).unwrap();
-            module(&ptx, groups)
-                .kernel("k")
-                .unwrap()
-                .launch(1, Dim3::new(64, 1, 1), &[Arg::buffer(&out), Arg::u32(0)])
-                .unwrap_err()
-                .to_string()
-        };
-        let want = error(LaneGroups::Off);
+        let want = same_error_with_groups_of_64(&ptx);
         assert!(want.contains(why), "{want}");
-        for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(64)] {
-            assert_eq!(error(groups), want, "{groups:?}");
-        }
     }
 }
