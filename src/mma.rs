@@ -187,15 +187,25 @@ fn halves_product(form: MmaForm, regs: &[u64], out: &mut [u64]) {
 
 /// The values of `bits`, halves of type `ty` (f16 or bf16), exactly.
 fn halves_to_f64<const N: usize>(ty: MmaType, bits: &[u16; N]) -> [f64; N] {
+    let mut values = [0.0; N];
+    halves_into_f64(ty, bits, &mut values);
+    values
+}
+
+/// [`halves_to_f64`] into `values`, of `bits`'s length (f16 a slice at a time, with the
+/// host's conversion instructions where it has them).
+pub(crate) fn halves_into_f64(ty: MmaType, bits: &[u16], values: &mut [f64]) {
     match ty {
         MmaType::F16 => {
             use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
-            let mut values = [0.0; N];
             bits.reinterpret_cast::<half::f16>()
-                .convert_to_f64_slice(&mut values);
-            values
+                .convert_to_f64_slice(values);
         }
-        _ => bits.map(|h| f32::from_bits((h as u32) << 16) as f64),
+        _ => {
+            for (v, &h) in values.iter_mut().zip(bits) {
+                *v = f32::from_bits((h as u32) << 16) as f64;
+            }
+        }
     }
 }
 

@@ -280,10 +280,11 @@ fn float_d(form: WgmmaForm, issue: &Issue, (a, b): (&[u32], &[u32]), d: &mut [u3
 /// The values of `bits`, elements of float type `ty`, negated where `negate` says.
 fn values(ty: MmaType, bits: &[u32], negate: bool) -> Vec<f64> {
     let mut values: Vec<f64> = match ty {
-        MmaType::F16 => {
-            use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
+        MmaType::F16 | MmaType::BF16 => {
             let halves: Vec<u16> = bits.iter().map(|&x| x as u16).collect();
-            halves.reinterpret_cast::<half::f16>().to_f64_vec()
+            let mut values = vec![0.0; bits.len()];
+            crate::mma::halves_into_f64(ty, &halves, &mut values);
+            values
         }
         _ => bits
             .iter()

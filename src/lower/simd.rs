@@ -193,6 +193,13 @@ impl Translator<'_, '_> {
         Ok(true)
     }
 
+    /// Whether every lane of every mask vector in `masks` is set (an `i8`, 0 or 1).
+    fn v_all(&mut self, masks: &[Value]) -> Value {
+        let (&first, rest) = masks.split_first().expect("lanes");
+        let all = rest.iter().fold(first, |acc, &m| self.b.ins().band(acc, m));
+        self.b.ins().vall_true(all)
+    }
+
     /// Threads in the group.
     fn width(&self) -> usize {
         self.lanes.as_ref().expect("grouped").width

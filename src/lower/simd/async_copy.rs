@@ -9,6 +9,7 @@ use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{InstBuilder, MemFlagsData, Value, types};
 
 use super::super::{LResult, Translator};
+use super::Wide;
 use crate::frontend::ast::{Immediate, StateSpace};
 use crate::frontend::checked::{AddrBase, Arg, Inst, Op};
 use crate::types::PtxType;
@@ -117,16 +118,8 @@ impl Translator<'_, '_> {
 
     /// Whether every lane of `v` (i32 lanes) compares `cc` with `n` (an `i8`, 0 or 1).
     fn every_lane_is(&mut self, v: &[Value], cc: IntCC, n: u32) -> Value {
-        let n = self.b.ins().iconst(types::I32, i64::from(n));
-        let n = self.b.ins().splat(types::I32X4, n);
-        let mut holds = None;
-        for &x in v {
-            let m = self.b.ins().icmp(cc, x, n);
-            holds = Some(match holds {
-                None => m,
-                Some(acc) => self.b.ins().band(acc, m),
-            });
-        }
-        self.b.ins().vall_true(holds.expect("lanes"))
+        let n = self.v_splat(types::I32X4, i64::from(n));
+        let holds: Wide = v.iter().map(|&x| self.b.ins().icmp(cc, x, n)).collect();
+        self.v_all(&holds)
     }
 }

@@ -12,6 +12,7 @@ use super::super::data::bits_type;
 use super::super::lanes::vector_of;
 use super::super::{LResult, Translator};
 use super::Wide;
+use crate::frontend::ast::StateSpace;
 use crate::frontend::checked::Arg;
 use crate::types::PtxType;
 
@@ -46,18 +47,16 @@ impl Translator<'_, '_> {
         let last = self.b.ins().splat(types::I32X4, last);
         let low = self.v_splat(types::I32X4, i64::from(width) - 1);
         let zero = self.v_splat(types::I32X4, 0);
-        let mut every = None;
-        for &v in &offsets {
-            let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, v, last);
-            let misaligned = self.b.ins().band(v, low);
-            let aligned = self.b.ins().icmp(IntCC::Equal, misaligned, zero);
-            let ok = self.b.ins().band(inside, aligned);
-            every = Some(match every {
-                None => ok,
-                Some(acc) => self.b.ins().band(acc, ok),
-            });
-        }
-        let every = self.b.ins().vall_true(every.expect("lanes"));
+        let ok: Wide = offsets
+            .iter()
+            .map(|&v| {
+                let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, v, last);
+                let misaligned = self.b.ins().band(v, low);
+                let aligned = self.b.ins().icmp(IntCC::Equal, misaligned, zero);
+                self.b.ins().band(inside, aligned)
+            })
+            .collect();
+        let every = self.v_all(&ok);
         Ok((offsets, self.b.ins().band(every, some)))
     }
 
@@ -93,6 +92,6 @@ impl Translator<'_, '_> {
     fn v_lane_address(&mut self, offsets: &[Value], k: usize) -> Value {
         let off = self.b.ins().extractlane(offsets[k / 4], (k % 4) as u8);
         let off = self.b.ins().uextend(types::I64, off);
-        self.b.ins().iadd(self.shared_base, off)
+        self.space_to_host(off, StateSpace::Shared)
     }
 }
