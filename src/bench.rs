@@ -976,15 +976,18 @@ fn compile_time(opts: &Options) -> Vec<Measurement> {
     out
 }
 
+/// Rounds of [`group_tier_first_launch`]'s fresh compiles and first launches.
+const TIER_ROUNDS: usize = 5;
+
 /// What the two-tier rule (`LaneGroups::WhenHot`: the lane-group form compiled in a launch
 /// once the kernel has run as long as that compile is expected to take, or once the rest of
 /// the launch promises to repay it) costs a kernel's first launch, against the better of the
 /// two fixed choices for that launch: one thread at a time, or the lane-group form compiled
 /// with the module. Each is the time from the PTX text to the end of one launch (the fastest
-/// of three fresh compiles, taken in turn with the other forms'), over launch sizes from far
-/// below to far above where the group form pays; the line is the worst size. The bound is
-/// 2: a ski rental's, when the compile's estimate is right. For the axpy (one element a
-/// thread: little work a thread) and the fma chain (256 fmas a thread).
+/// of [`TIER_ROUNDS`] fresh compiles, taken in turn with the other forms'), over launch
+/// sizes from far below to far above where the group form pays; the line is the worst size.
+/// The bound is 2: a ski rental's, when the compile's estimate is right. For the axpy (one
+/// element a thread: little work a thread) and the fma chain (256 fmas a thread).
 fn group_tier_first_launch(opts: &Options) -> Vec<Measurement> {
     let axpy_sizes: &[u32] = if opts.quick {
         &[1 << 13, 1 << 16, 1 << 19, 1 << 21]
@@ -1039,16 +1042,27 @@ fn group_tier_first_launch(opts: &Options) -> Vec<Measurement> {
                 .expect("launch");
             t.elapsed().as_secs_f64()
         };
-        let (mut worst, mut at, mut vs_off) = (0.0, String::new(), 0.0f64);
-        for &n in sizes {
-            // The fastest of three rounds, the three forms in turn in each, so that all see
-            // the same minutes of a shared host.
-            let [mut off, mut always, mut hot] = [f64::INFINITY; 3];
-            for _ in 0..3 {
-                off = off.min(first_launch(ptxjit::LaneGroups::Off, n));
-                always = always.min(first_launch(ptxjit::LaneGroups::Always, n));
-                hot = hot.min(first_launch(ptxjit::LaneGroups::WhenHot, n));
+        // Each form's fastest at each size over the rounds, the three forms in turn
+        // at every size of a round: so all see the same moments of a shared host, and a
+        // size's rounds lie a whole round apart. (A 2-vCPU host sometimes runs one worker
+        // for a tenth of a second: the one-thread form's launch then takes twice as long,
+        // the group form's, all compile, hardly longer; three rounds in a row sometimes all
+        // fell in such a spell.)
+        let mut fastest = vec![[f64::INFINITY; 3]; sizes.len()];
+        for _ in 0..TIER_ROUNDS {
+            for (&n, best) in sizes.iter().zip(&mut fastest) {
+                let forms = [
+                    ptxjit::LaneGroups::Off,
+                    ptxjit::LaneGroups::Always,
+                    ptxjit::LaneGroups::WhenHot,
+                ];
+                for (form, best) in forms.into_iter().zip(best) {
+                    *best = best.min(first_launch(form, n));
+                }
             }
+        }
+        let (mut worst, mut at, mut vs_off) = (0.0, String::new(), 0.0f64);
+        for (&n, &[off, always, hot]) in sizes.iter().zip(&fastest) {
             vs_off = vs_off.max(hot / off);
             let loss = hot / off.min(always);
             if loss > worst {
