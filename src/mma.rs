@@ -21,7 +21,14 @@ use sum::Arith;
 pub fn mma(form: MmaForm, regs: &[u64], out: &mut [u64]) {
     out.fill(0);
     if halves_m16n8k16(form) {
-        return halves_product(form, regs, out);
+        let (stride, nd) = (operand_registers(form), form.registers()[3] as usize);
+        let d = halves_product(form, |l, i| regs[l * stride + i] as u32);
+        for (out, d) in out.chunks_exact_mut(nd).zip(&d) {
+            for (o, &w) in out.iter_mut().zip(d) {
+                *o = w as u64;
+            }
+        }
+        return;
     }
     each_product(form, |lanes| match form.d {
         MmaType::S32 | MmaType::F64 => value_product(form, regs, lanes, out),
@@ -129,7 +136,7 @@ fn float_product(form: MmaForm, regs: &[u64], lanes: &[usize], out: &mut [u64]) 
 
 /// Whether `form` is `m16n8k16` on halves (f16 or bf16 A and B, f16 or f32 C and D): nvcc's
 /// and Triton's product, which [`halves_product`] computes.
-fn halves_m16n8k16(form: MmaForm) -> bool {
+pub(crate) fn halves_m16n8k16(form: MmaForm) -> bool {
     use MmaType::{BF16, F16, F32};
     (form.m, form.n, form.k) == (16, 8, 16)
         && matches!(form.a, F16 | BF16)
@@ -144,33 +151,40 @@ fn halves_m16n8k16(form: MmaForm) -> bool {
 /// g, rows the same as A's columns; C's rows g and g + 8, columns 2t and 2t + 1: [`a_m16`],
 /// [`b_at`], [`cd_at`]), and A and B are decoded a matrix at a time. (The general placement,
 /// an element at a time through the form's tables, took three times the product's
-/// arithmetic in Triton's matmul.)
-fn halves_product(form: MmaForm, regs: &[u64], out: &mut [u64]) {
-    let stride = operand_registers(form);
+/// arithmetic in Triton's matmul.) Lane l's operand register i (A's four, B's two, then C's)
+/// is `operand(l, i)`; returns each lane's D registers, the first `form.registers()[3]` of
+/// its four: read and written where they are (a warp's registers in its threads' frames,
+/// `sync`), not through arrays of every lane's registers, whose zeroing and copying took a
+/// quarter of the product's time.
+pub(crate) fn halves_product(
+    form: MmaForm,
+    operand: impl Fn(usize, usize) -> u32,
+) -> [[u32; 4]; 32] {
     // (Elements a register: 2 halves, or 1 f32.)
     let (c_per, d_per) = (32 / form.c.bits() as usize, 32 / form.d.bits() as usize);
-    let nd = form.registers()[3] as usize;
     // A (16 × 16) and B (16 × 8) row-major, as their halves' bits.
     let (mut a, mut b) = ([0u16; 16 * 16], [0u16; 16 * 8]);
     let mut c = [0.0; 16 * 8];
     // (row × 8 + column of C and D element i of the lane with group g and thread t.)
     let cd = |g: usize, t: usize, i: usize| (g + 8 * (i / 2)) * 8 + 2 * t + i % 2;
-    for (l, r) in regs.chunks_exact(stride).take(32).enumerate() {
+    for l in 0..32 {
         let (g, t) = (l / 4, l % 4);
         // (A register's two halves: neighbours in a row of A, in a column of B.)
-        for (reg, &w) in r[..4].iter().enumerate() {
+        for reg in 0..4 {
+            let w = operand(l, reg);
             let at = (g + 8 * (reg % 2)) * 16 + 2 * t + 8 * (reg / 2);
             (a[at], a[at + 1]) = (w as u16, (w >> 16) as u16);
         }
-        for (reg, &w) in r[4..6].iter().enumerate() {
+        for reg in 0..2 {
+            let w = operand(l, 4 + reg);
             let at = (2 * t + 8 * reg) * 8 + g;
             (b[at], b[at + 8]) = (w as u16, (w >> 16) as u16);
         }
         for i in 0..4 {
             // (C's type matched once, not for each element.)
-            let reg = r[6 + i / c_per];
+            let reg = operand(l, 6 + i / c_per);
             c[cd(g, t, i)] = match form.c {
-                MmaType::F32 => f32::from_bits(reg as u32) as f64,
+                MmaType::F32 => f32::from_bits(reg) as f64,
                 _ => half::f16::from_bits((reg >> (16 * (i % 2))) as u16).to_f64(),
             };
         }
@@ -178,11 +192,13 @@ fn halves_product(form: MmaForm, regs: &[u64], out: &mut [u64]) {
     let (a, b) = (halves_to_f64(form.a, &a), halves_to_f64(form.b, &b));
     let mut sums = [0; 16 * 8];
     Arith::of_mma(form).matrix((&a, b.as_chunks().0, &c), (16, 8, 16), &mut sums);
-    for (l, d) in out.chunks_exact_mut(nd).take(32).enumerate() {
+    let mut d = [[0; 4]; 32];
+    for (l, d) in d.iter_mut().enumerate() {
         for i in 0..4 {
-            d[i / d_per] |= sums[cd(l / 4, l % 4, i)] << (16 * (i % d_per));
+            d[i / d_per] |= (sums[cd(l / 4, l % 4, i)] as u32) << (16 * (i % d_per));
         }
     }
+    d
 }
 
 /// The values of `bits`, halves of type `ty` (f16 or bf16), exactly.

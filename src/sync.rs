@@ -760,6 +760,19 @@ impl CoopKernel {
         };
         for mma in slots.chunks(na + nb + nc + nd) {
             let (operands, results) = mma.split_at(na + nb + nc);
+            if crate::mma::halves_m16n8k16(form) {
+                let d = {
+                    let lanes: [&[u8]; 32] = std::array::from_fn(|l| f.frame(base + l));
+                    crate::mma::halves_product(form, |l, i| word(lanes[l], operands[i]) as u32)
+                };
+                for (l, d) in d.iter().enumerate() {
+                    let frame = f.frame_mut(base + l);
+                    for (&slot, &w) in results.iter().zip(d) {
+                        frame[slot as usize..][..4].copy_from_slice(&w.to_le_bytes());
+                    }
+                }
+                continue;
+            }
             let d = {
                 let lanes: [&[u8]; 32] = std::array::from_fn(|l| f.frame(base + l));
                 warp_mma(form, 32, |l, i| word(lanes[l], operands[i]))
