@@ -201,6 +201,69 @@ pub(crate) fn halves_product(
     d
 }
 
+/// The code [`group_mma`] takes for `form`, where it is an `m16n8k16` on halves: bit 0 set
+/// for bf16 A and B, bit 1 for an f32 C, bit 2 for an f32 D.
+pub(crate) fn group_code(form: MmaForm) -> Option<u32> {
+    let f32_bit = |t: MmaType, bit: u32| u32::from(t == MmaType::F32) << bit;
+    halves_m16n8k16(form)
+        .then(|| u32::from(form.a == MmaType::BF16) | f32_bit(form.c, 1) | f32_bit(form.d, 2))
+}
+
+/// The form of a [`group_code`].
+fn form_of_group_code(code: u32) -> MmaForm {
+    let halves = if code & 1 == 1 {
+        MmaType::BF16
+    } else {
+        MmaType::F16
+    };
+    let accumulator = |bit: u32| match code >> bit & 1 {
+        1 => MmaType::F32,
+        _ => MmaType::F16,
+    };
+    MmaForm {
+        m: 16,
+        n: 8,
+        k: 16,
+        d: accumulator(2),
+        a: halves,
+        b: halves,
+        c: accumulator(1),
+        satfinite: false,
+        a_row: true,
+        b_col: true,
+    }
+}
+
+/// The `mma` of a lane group (`lower::simd::warp`): an `m16n8k16` on halves of the form
+/// with [`group_code`] `code` for each warp of the group's `width` lanes. Register i of the
+/// operands (A's four, B's two, C's) of lane l is `operands[i × width + l]`; register j of
+/// its D goes to `d[j × width + l]`. The group code's vectors store and load so, a register's
+/// lanes in a row.
+///
+/// # Safety
+/// `operands` must hold the form's operand registers for `width` lanes and `d` its D
+/// registers for as many; `width` a multiple of 32.
+pub(crate) unsafe extern "C" fn group_mma(
+    code: u32,
+    operands: *const u32,
+    d: *mut u32,
+    width: u32,
+) {
+    let form = form_of_group_code(code);
+    let width = width as usize;
+    let nd = form.registers()[3] as usize;
+    for warp in (0..width).step_by(32) {
+        // SAFETY: within the operands, by the caller's promise.
+        let operand = |l: usize, i: usize| unsafe { *operands.add(i * width + warp + l) };
+        for (l, registers) in halves_product(form, operand).iter().enumerate() {
+            for (j, &w) in registers[..nd].iter().enumerate() {
+                // SAFETY: within D, by the caller's promise.
+                unsafe { *d.add(j * width + warp + l) = w };
+            }
+        }
+    }
+}
+
 /// The values of `bits`, halves of type `ty` (f16 or bf16), exactly.
 fn halves_to_f64<const N: usize>(ty: MmaType, bits: &[u16; N]) -> [f64; N] {
     let mut values = [0.0; N];

@@ -569,3 +569,98 @@ fn a_guarded_mma_is_performed_where_its_guard_holds() {
         }
     }
 }
+
+#[test]
+fn the_lane_group_form_multiplies_m16n8k16_halves_to_the_one_thread_forms_bits() {
+    // Every m16n8k16 form on halves, over two warps of random operands (NaNs, infinities,
+    // subnormals and zeros among the raw ones): the group code computes these in the group
+    // (`simd::warp`), the one-thread code between rounds (`sync`).
+    let forms = [
+        ("f32", "f16", "f32"),
+        ("f32", "f16", "f16"),
+        ("f16", "f16", "f32"),
+        ("f16", "f16", "f16"),
+        ("f32", "bf16", "f32"),
+    ];
+    let mut rng = Rng(40);
+    for (d, ab, c) in forms {
+        let (nc, nd) = (
+            if c == "f32" { 4 } else { 2 },
+            if d == "f32" { 4 } else { 2 },
+        );
+        let words = 6 + nc;
+        let regs = |p: &str, n: usize| {
+            (0..n)
+                .map(|i| format!("%{p}{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let loads: String = (0..words)
+            .map(|i| format!("ld.global.b32 %s{i}, [%rd2+{}];\n", 4 * i))
+            .collect();
+        let stores: String = (0..nd)
+            .map(|i| format!("st.global.b32 [%rd3+{}], %d{i};\n", 4 * i))
+            .collect();
+        let sources = |from: usize, n: usize| {
+            (from..from + n)
+                .map(|i| format!("%s{i}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let ptx = format!(
+            ".version 8.0\n.target sm_90\n.address_size 64\n\
+             .visible .entry k(.param .u64 in, .param .u64 out)\n{{\n\
+             .reg .b32 %s<{words}>, %d<{nd}>, %r<2>;\n.reg .b64 %rd<6>;\n\
+             mov.u32 %r0, %tid.x;\nld.param.u64 %rd0, [in];\nld.param.u64 %rd1, [out];\n\
+             mul.wide.u32 %rd4, %r0, {inb};\nadd.s64 %rd2, %rd0, %rd4;\n\
+             mul.wide.u32 %rd5, %r0, {outb};\nadd.s64 %rd3, %rd1, %rd5;\n{loads}\
+             mma.sync.aligned.m16n8k16.row.col.{d}.{ab}.{ab}.{c} {{{ds}}}, {{{a}}}, {{{b}}}, \
+             {{{cs}}};\n{stores}ret;\n}}\n",
+            inb = 4 * words,
+            outb = 4 * nd,
+            ds = regs("d", nd),
+            a = sources(0, 4),
+            b = sources(4, 2),
+            cs = sources(6, nc),
+        );
+        // (Mostly moderate magnitudes, whose sums vary; one word in eight raw bits.)
+        let input: Vec<u32> = (0..64 * words)
+            .map(|i| {
+                let (bits, raw) = (rng.next() as u32, rng.next().is_multiple_of(8));
+                let f32_word = i % words >= 6 && c == "f32";
+                match (raw, f32_word, ab) {
+                    (true, ..) => bits,
+                    (false, true, _) => bits & 0x81FF_FFFF | 0x3E00_0000,
+                    (false, false, "bf16") => bits & 0x81FF_81FF | 0x3E00_3E00,
+                    (false, false, _) => bits & 0x87FF_87FF | 0x3000_3000,
+                }
+            })
+            .collect();
+        let input = DeviceBuffer::from_slice(&input).unwrap();
+        let run = |lane_groups| {
+            let opts = CompileOptions {
+                lane_groups,
+                ..CompileOptions::default()
+            };
+            let module = Module::from_ptx_named("mma.ptx", &ptx, &opts)
+                .unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+            let out = DeviceBuffer::zeroed(64 * nd * 4).unwrap();
+            module
+                .kernel("k")
+                .unwrap()
+                .launch(1, 64, &[Arg::buffer(&input), Arg::buffer(&out)])
+                .unwrap();
+            out.to_vec::<u32>()
+        };
+        let (grouped, one_thread) = (run(LaneGroups::Always), run(LaneGroups::Off));
+        for (i, (g, o)) in grouped.iter().zip(&one_thread).enumerate() {
+            assert_eq!(
+                g,
+                o,
+                "{d}.{ab}.{ab}.{c}: thread {} D register {}",
+                i / nd,
+                i % nd
+            );
+        }
+    }
+}

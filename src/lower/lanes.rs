@@ -23,8 +23,9 @@
 //! together from the branch's target (`Translator::masks_skipped`).
 //!
 //! Used for `.entry` kernels without calls, per-thread memory (`.local`) or warp matrix
-//! products (`mma`, `wgmma`, `stmatrix`), when `ntid.x` is a multiple of the [`width`] (checked at launch: other blocks
-//! run the one-thread loop). The lanes of a group share `%tid.y` and `%tid.z`. A cooperative
+//! products other than `mma`'s `m16n8k16` on halves (`wgmma`, `stmatrix`, other `mma`
+//! shapes and types), when `ntid.x` is a multiple of the [`width`] (checked at launch: other
+//! blocks run the one-thread loop). The lanes of a group share `%tid.y` and `%tid.z`. A cooperative
 //! kernel's groups meet the one-thread code at its synchronization points, through the
 //! threads' frames (`coop`).
 
@@ -111,8 +112,17 @@ fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>, wide: bool)
         })
         .count();
     // (A group of one warp: nvcc's reductions branch on the warp's index, which a wider
-    // group's lanes disagree on. nvcc's dot product, 16.4 → 6.4 ms at 32.)
-    if allows(32) && f.body.iter().flatten().any(super::simd::warp::in_group) {
+    // group's lanes disagree on. nvcc's dot product, 16.4 → 6.4 ms at 32. A kernel of `mma`s
+    // computes them in groups of whole warps only, which no launch may narrow: a lane alone
+    // could not go on from the second `mma` of a run, `coop`.)
+    let collectives: Vec<_> = f
+        .body
+        .iter()
+        .flatten()
+        .filter(|i| super::simd::warp::in_group(i))
+        .collect();
+    let mma = collectives.iter().any(|i| matches!(i.op, Op::Mma(_)));
+    if mma || (allows(32) && !collectives.is_empty()) {
         32
     } else if lane_by_lane > FEW_LANE_BY_LANE {
         16
@@ -201,14 +211,15 @@ pub fn eligible(f: &Function) -> bool {
 }
 
 /// Whether `inst` is a warp's or warpgroup's matrix product or store (`mma`, `wgmma`,
-/// `stmatrix`): a kernel of them computes in `crate::sync` between rounds, from operands
-/// that every lane moves through its frame, so it keeps its one-thread form. (`ldmatrix`
-/// loads in the group: `simd::warp`.)
+/// `stmatrix`) that the group code does not compute: a kernel of them computes in
+/// `crate::sync` between rounds, from operands that every lane moves through its frame, so
+/// it keeps its one-thread form. (`ldmatrix` loads in the group, and `mma`'s `m16n8k16` on
+/// halves, nvcc's and Triton's product, multiplies there: `simd::warp`.)
 fn is_matrix_product(inst: &checked::Inst) -> bool {
-    matches!(
-        inst.op,
-        Op::WarpMatrix { store: true, .. } | Op::Mma(_) | Op::Wgmma(_)
-    )
+    match inst.op {
+        Op::Mma(form) => crate::mma::group_code(form).is_none(),
+        op => matches!(op, Op::WarpMatrix { store: true, .. } | Op::Wgmma(_)),
+    }
 }
 
 /// Whether `inst` writes only registers that are `uniform` (`uniform_registers`): a value the

@@ -289,6 +289,26 @@ impl Translator<'_, '_> {
     /// ([`Self::coop_group_dispatch`]). Any other: each lane goes on alone from it. Returns
     /// whether the block ended.
     pub(super) fn group_cooperates(&mut self, inst: &checked::Inst, pos: usize) -> LResult<bool> {
+        // A collective the group computes for whole warps needs no sync point: not the first
+        // of a run of `mma`s (`sync::sync_points`), where the one-thread code performs the
+        // others, so that a lane may not go on alone from them.
+        let known = matches!(self.v_collective_members(inst), Some(Members::Known));
+        if known && saves_as_group(inst) {
+            self.v_collective(inst)?;
+            return Ok(false);
+        }
+        if self
+            .coop
+            .as_ref()
+            .expect("cooperative")
+            .merged
+            .contains(&pos)
+        {
+            // (Not met: the group code computes every `mma` that joins a run.)
+            return Err(
+                self.err("the lane-group form cannot compute this mma of a run for whole warps")
+            );
+        }
         let point = self
             .coop
             .as_ref()

@@ -1,5 +1,6 @@
 //! Warp collectives inside a group: `shfl.sync`, `vote.sync`, `redux.sync` (integer),
-//! `elect.sync`, `activemask`, `bar.warp.sync` and `ldmatrix`.
+//! `elect.sync`, `activemask`, `bar.warp.sync`, `ldmatrix` and `mma` (`m16n8k16` on halves:
+//! `crate::mma::group_mma`).
 //!
 //! A group of 32 lanes or more holds whole warps (its width divides `ntid.x`, a multiple of
 //! 32), and in the group code every lane is at the same instruction with none exited. Where
@@ -16,12 +17,12 @@
 
 use cranelift_codegen::ir::condcodes::IntCC;
 use cranelift_codegen::ir::{
-    InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef, types,
+    self, InstBuilder, InstructionData, MemFlagsData, Opcode, Value, ValueDef, types,
 };
 
 use super::Wide;
 use crate::frontend::ast::{Immediate, StateSpace};
-use crate::frontend::checked::{Arg, Inst, Op, ReduxOp, ShflMode, VoteMode};
+use crate::frontend::checked::{Arg, Inst, MmaForm, Op, ReduxOp, ShflMode, VoteMode};
 use crate::lower::{LResult, Translator};
 use crate::types::PtxType;
 
@@ -39,6 +40,7 @@ pub(in crate::lower) fn in_group(inst: &Inst) -> bool {
                 | Op::WarpSync
                 | Op::WarpMatrix { store: false, .. }
         )
+        || matches!(inst.op, Op::Mma(form) if crate::mma::group_code(form).is_some())
 }
 
 /// Lanes in a warp.
@@ -103,6 +105,16 @@ impl Translator<'_, '_> {
                     && self.elements(dst).iter().all(|d| dst_ok(d, PtxType::B32)) =>
             {
                 return Some(Members::Known);
+            }
+            // (`mma.sync.aligned` takes the whole warp.)
+            Op::Mma(form) => {
+                let [d, x, y, c] = mma_operands(inst, form)?;
+                let ok = d.iter().all(|d| dst_ok(d, PtxType::B32))
+                    && [x, y, c]
+                        .concat()
+                        .iter()
+                        .all(|s| self.v_src_ok(s, PtxType::B32));
+                return ok.then_some(Members::Known);
             }
             _ => return None,
         };
@@ -200,6 +212,7 @@ impl Translator<'_, '_> {
             Op::WarpMatrix {
                 num, trans, space, ..
             } => self.v_ldmatrix(inst, num, trans, space)?,
+            Op::Mma(form) => self.v_mma(inst, form)?,
             _ => unreachable!("checked by v_collective_members"),
         }
         Ok(())
@@ -238,6 +251,48 @@ impl Translator<'_, '_> {
                 .collect();
             let v = self.vectors_of_lanes(&words);
             self.v_write_to(d, v);
+        }
+        Ok(())
+    }
+
+    /// `mma.sync.aligned.m16n8k16.row.col` on halves for every warp of the group: the operand
+    /// registers' vectors stored a register after another (`lane by lane` area), the product
+    /// computed by `crate::mma::group_mma`, D's vectors loaded from after them.
+    fn v_mma(&mut self, inst: &Inst, form: MmaForm) -> LResult {
+        let code = crate::mma::group_code(form).expect("checked by v_collective_members");
+        let [d, x, y, c] = mma_operands(inst, form).expect("checked by v_collective_members");
+        let spill = self.lanes.as_ref().expect("grouped").spill;
+        let area = self.helper_addr(spill);
+        let flags = MemFlagsData::trusted();
+        let width = self.width();
+        // (Register i's lanes at i × width × 4 bytes, sixteen bytes a vector.)
+        let at = |i: usize, chunk: usize| (i * width * 4 + chunk * 16) as i32;
+        let sources = [x, y, c].concat();
+        for (i, s) in sources.iter().enumerate() {
+            for (chunk, v) in self.v_read(s, PtxType::B32)?.into_iter().enumerate() {
+                self.b.ins().store(flags, v, area, at(i, chunk));
+            }
+        }
+        let d_area = self.b.ins().iadd_imm_s(area, at(sources.len(), 0) as i64);
+        let mut signature = ir::Signature::new(self.b.func.signature.call_conv);
+        let params = [types::I32, types::I64, types::I64, types::I32];
+        signature.params.extend(params.map(ir::AbiParam::new));
+        let signature = self.b.import_signature(signature);
+        // (By its address, as the half helpers: a module declares no symbol for it.)
+        let helper = self.b.ins().iconst(
+            types::I64,
+            crate::mma::group_mma as *const () as usize as i64,
+        );
+        let [code, width_arg] =
+            [code as i64, width as i64].map(|v| self.b.ins().iconst(types::I32, v));
+        self.b
+            .ins()
+            .call_indirect(signature, helper, &[code, area, d_area, width_arg]);
+        for (j, d) in d.iter().enumerate() {
+            let v = (0..width / 4)
+                .map(|chunk| self.b.ins().load(types::I32X4, flags, d_area, at(j, chunk)))
+                .collect();
+            self.v_write(d, v);
         }
         Ok(())
     }
@@ -432,4 +487,19 @@ impl Translator<'_, '_> {
 /// second) for `shuffle_bytes`.
 fn lane_bytes(lanes: [usize; 4]) -> [u8; 16] {
     std::array::from_fn(|i| (4 * lanes[i / 4] + i % 4) as u8)
+}
+
+/// The operands of `mma` `inst` of `form` (an `m16n8k16` on halves): D, A, B and C, as many
+/// registers each as the form has (32-bit words, whatever their types: the group code moves
+/// their bits); `None` where an operand is not such a list.
+fn mma_operands(inst: &Inst, form: MmaForm) -> Option<[&[Arg]; 4]> {
+    // (`registers` counts A's, B's, C's and D's.)
+    let [a, b, c, d] = form.registers();
+    let operands: [&[Arg]; 4] =
+        std::array::from_fn(|k| inst.args.get(k).map_or(&[][..], Arg::elements));
+    let all = operands
+        .iter()
+        .zip([d, a, b, c])
+        .all(|(o, n)| o.len() == n as usize);
+    all.then_some(operands)
 }
