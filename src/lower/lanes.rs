@@ -1608,7 +1608,12 @@ impl Translator<'_, '_> {
 
     /// The group disagrees at a branch: spill the lanes, then run them one by one from
     /// `taken` (a position; `None` = the lane is finished) or `fallthrough`.
-    fn diverge(&mut self, mask: ir::Value, taken: Option<usize>, fallthrough: usize) -> LResult {
+    pub(in crate::lower) fn diverge(
+        &mut self,
+        mask: ir::Value,
+        taken: Option<usize>,
+        fallthrough: usize,
+    ) -> LResult {
         let lanes = self.lanes.as_ref().expect("grouped");
         let (area, frame_bytes, width) = (lanes.area, lanes.frame_bytes, lanes.width);
         let mut live: Vec<u32> = lanes.live.at(fallthrough).to_vec();

@@ -26,6 +26,19 @@ impl Translator<'_, '_> {
         offset: i64,
         width: u32,
     ) -> LResult<(Wide, Value)> {
+        self.v_scattered_offsets_of(base, offset, width, &|_| true)
+    }
+
+    /// [`v_scattered_offsets`](Self::v_scattered_offsets) where only the lanes of the
+    /// vectors (of four lanes each, lanes 0.. first) that `used` names give an address: the
+    /// others are not checked.
+    pub(super) fn v_scattered_offsets_of(
+        &mut self,
+        base: u32,
+        offset: i64,
+        width: u32,
+        used: &dyn Fn(usize) -> bool,
+    ) -> LResult<(Wide, Value)> {
         let offsets = self.v_read(&Arg::Reg(base), PtxType::U32)?;
         let add = self.v_splat(types::I32X4, offset as u32 as i64);
         let offsets: Wide = offsets
@@ -49,7 +62,9 @@ impl Translator<'_, '_> {
         let zero = self.v_splat(types::I32X4, 0);
         let ok: Wide = offsets
             .iter()
-            .map(|&v| {
+            .enumerate()
+            .filter(|&(c, _)| used(c))
+            .map(|(_, &v)| {
                 let inside = self.b.ins().icmp(IntCC::UnsignedLessThanOrEqual, v, last);
                 let misaligned = self.b.ins().band(v, low);
                 let aligned = self.b.ins().icmp(IntCC::Equal, misaligned, zero);
@@ -89,7 +104,7 @@ impl Translator<'_, '_> {
     }
 
     /// Lane `k`'s host address from the offsets' vectors.
-    fn v_lane_address(&mut self, offsets: &[Value], k: usize) -> Value {
+    pub(super) fn v_lane_address(&mut self, offsets: &[Value], k: usize) -> Value {
         let off = self.b.ins().extractlane(offsets[k / 4], (k % 4) as u8);
         let off = self.b.ins().uextend(types::I64, off);
         self.space_to_host(off, StateSpace::Shared)

@@ -22,7 +22,7 @@ use cranelift_codegen::ir::{
 
 use super::Wide;
 use crate::frontend::ast::{Immediate, StateSpace};
-use crate::frontend::checked::{Arg, Inst, MmaForm, Op, ReduxOp, ShflMode, VoteMode};
+use crate::frontend::checked::{AddrBase, Arg, Inst, MmaForm, Op, ReduxOp, ShflMode, VoteMode};
 use crate::lower::{LResult, Translator};
 use crate::types::PtxType;
 
@@ -219,9 +219,98 @@ impl Translator<'_, '_> {
     }
 
     /// `ldmatrix.sync.aligned.m8n8.xnum{.trans}{.space}.b16 d, [a]` for every warp of the
-    /// group: each lane's row address computed and checked as one thread's is (`lane by
-    /// lane`), then each lane's fragments (`crate::sync::ldmatrix`) loaded from the rows.
+    /// group. From shared memory through a 32-bit register (nvcc's and Triton's): the row
+    /// offsets stay vectors and the rows that the lanes name are checked at once (16 bytes,
+    /// aligned), then each row is one vector load. Lanes 4q..4q + 3 of a warp receive row
+    /// q of each matrix (two columns a lane), or with `.trans` its column q: the rows
+    /// transposed. Where a row is outside shared memory or misaligned, each lane goes on
+    /// alone from the instruction (the one-thread code's check names it); any other address
+    /// goes lane by lane ([`v_ldmatrix_by_lane`](Self::v_ldmatrix_by_lane)). (Lane by lane,
+    /// an `.x4` had been 3,000 Cranelift instructions.)
     fn v_ldmatrix(&mut self, inst: &Inst, num: u32, trans: bool, space: StateSpace) -> LResult {
+        let base = match inst.args[1] {
+            Arg::Addr {
+                base: AddrBase::Reg(base),
+                offset,
+            } if space == StateSpace::Shared && self.func.regs[base as usize].ty.bits() == 32 => {
+                Some((base, offset))
+            }
+            _ => None,
+        };
+        let Some((base, offset)) = base else {
+            return self.v_ldmatrix_by_lane(inst, num, trans, space);
+        };
+        // (The vectors of a warp's first 8 × num lanes, which give the rows.)
+        let used = |c: usize| c % (WARP / 4) < 2 * num as usize;
+        let (offsets, ok) = self.v_scattered_offsets_of(base, offset, 16, &used)?;
+        let (fast, slow) = self.branch_cold(ok, false);
+        // (Each lane alone from here: the one-thread code checks its row, and `sync` loads.)
+        self.b.switch_to_block(slow);
+        let none = self.b.ins().iconst(types::I64, 0);
+        self.diverge(none, None, self.inst_index as usize)?;
+        self.b.switch_to_block(fast);
+        let flags = MemFlagsData::new();
+        let dsts = self.elements(&inst.args[0]).to_vec();
+        let mut fragments: Vec<Wide> = vec![Wide::new(); num as usize];
+        for warp in 0..self.width() / WARP {
+            for (m, fragments) in fragments.iter_mut().enumerate() {
+                let rows: Vec<Value> = (0..8)
+                    .map(|r| {
+                        let at = self.v_lane_address(&offsets, warp * WARP + 8 * m + r);
+                        self.b.ins().load(types::I32X4, flags, at, 0)
+                    })
+                    .collect();
+                fragments.extend(if trans { self.transpose8(&rows) } else { rows });
+            }
+        }
+        for (d, v) in dsts.iter().zip(fragments) {
+            self.v_write_to(d, v);
+        }
+        Ok(())
+    }
+
+    /// The columns of an 8 × 8 matrix of 16-bit elements whose rows are `rows`: three rounds
+    /// of interleaving, of 16-, 32- and 64-bit lanes.
+    fn transpose8(&mut self, rows: &[Value]) -> Vec<Value> {
+        // Lanes of the result from `x`'s (0..) and `y`'s (8..) 16-bit lanes, `bytes` at a time:
+        // the low halves' lanes interleaved, or the high halves'.
+        let interleave = |t: &mut Self, x: Value, y: Value, bytes: usize, high: bool| {
+            let half = if high { 8 } else { 0 };
+            let mask: [u8; 16] = std::array::from_fn(|i| {
+                let (unit, within) = (i / bytes, i % bytes);
+                let from = if unit % 2 == 0 { 0 } else { 16 };
+                (from + half + unit / 2 * bytes + within) as u8
+            });
+            t.shuffle_bytes(x, y, &mask, types::I32X4)
+        };
+        let mut v = rows.to_vec();
+        for bytes in [2, 4, 8] {
+            // Pairs of vectors `bytes` / 2 apart in the order of the round before.
+            let step = bytes / 2;
+            let mut next = vec![v[0]; 8];
+            for group in (0..8).step_by(2 * step) {
+                for i in group..group + step {
+                    let (x, y) = (v[i], v[i + step]);
+                    next[i] = interleave(self, x, y, bytes, false);
+                    next[i + step] = interleave(self, x, y, bytes, true);
+                }
+            }
+            v = next;
+        }
+        // (The rounds leave column q at q's three bits reversed.)
+        (0..8).map(|q| v[(q & 1) << 2 | q & 2 | q >> 2]).collect()
+    }
+
+    /// [`v_ldmatrix`](Self::v_ldmatrix) lane by lane: each lane's row address computed and
+    /// checked as one thread's is (`lane by lane`), then each lane's fragments
+    /// (`crate::sync::ldmatrix`) loaded from the rows.
+    fn v_ldmatrix_by_lane(
+        &mut self,
+        inst: &Inst,
+        num: u32,
+        trans: bool,
+        space: StateSpace,
+    ) -> LResult {
         let rows = self.each_lane_value(inst, |t, _| {
             let addr = t.address(&inst.args[1], space)?;
             t.check_matrix_row(addr, space, num, false);
