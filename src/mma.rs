@@ -154,8 +154,8 @@ pub(crate) fn halves_m16n8k16(form: MmaForm) -> bool {
 /// arithmetic in Triton's matmul.) Lane l's operand register i (A's four, B's two, then C's)
 /// is `operand(l, i)`; returns each lane's D registers, the first `form.registers()[3]` of
 /// its four: read and written where they are (a warp's registers in its threads' frames,
-/// `sync`), not through arrays of every lane's registers, whose zeroing and copying took a
-/// quarter of the product's time.
+/// `sync`), not through arrays of every lane's registers, whose zeroing and copying took 7%
+/// of Triton's matmul.
 pub(crate) fn halves_product(
     form: MmaForm,
     operand: impl Fn(usize, usize) -> u32,
