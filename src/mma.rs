@@ -201,64 +201,103 @@ pub(crate) fn halves_product(
     d
 }
 
-/// The code [`group_mma`] takes for `form`, where it is an `m16n8k16` on halves: bit 0 set
-/// for bf16 A and B, bit 1 for an f32 C, bit 2 for an f32 D.
-pub(crate) fn group_code(form: MmaForm) -> Option<u32> {
-    let f32_bit = |t: MmaType, bit: u32| u32::from(t == MmaType::F32) << bit;
-    halves_m16n8k16(form)
-        .then(|| u32::from(form.a == MmaType::BF16) | f32_bit(form.c, 1) | f32_bit(form.d, 2))
+/// Every operand type, in the order of [`group_code`]'s fields.
+const TYPES: [MmaType; 10] = [
+    MmaType::F16,
+    MmaType::BF16,
+    MmaType::Tf32,
+    MmaType::F32,
+    MmaType::F64,
+    MmaType::E4m3,
+    MmaType::E5m2,
+    MmaType::S8,
+    MmaType::U8,
+    MmaType::S32,
+];
+
+/// The code [`group_mma`] takes for `form`, where its registers are 32-bit (every form but
+/// f64's): M, N and K in bits 0, 8 and 16, D's, A's, B's and C's types (their places in
+/// [`TYPES`]) in bits 32, 36, 40 and 44, then `.satfinite`, A row-major and B column-major.
+pub(crate) fn group_code(form: MmaForm) -> Option<u64> {
+    let types = [form.d, form.a, form.b, form.c];
+    if types.contains(&MmaType::F64) {
+        return None;
+    }
+    let place = |t: MmaType| TYPES.iter().position(|&x| x == t).expect("listed") as u64;
+    let mut code = form.m as u64 | (form.n as u64) << 8 | (form.k as u64) << 16;
+    for (i, t) in types.into_iter().enumerate() {
+        code |= place(t) << (32 + 4 * i);
+    }
+    let flags = [form.satfinite, form.a_row, form.b_col];
+    for (i, f) in flags.into_iter().enumerate() {
+        code |= (f as u64) << (48 + i);
+    }
+    Some(code)
 }
 
 /// The form of a [`group_code`].
-fn form_of_group_code(code: u32) -> MmaForm {
-    let halves = if code & 1 == 1 {
-        MmaType::BF16
-    } else {
-        MmaType::F16
-    };
-    let accumulator = |bit: u32| match code >> bit & 1 {
-        1 => MmaType::F32,
-        _ => MmaType::F16,
-    };
+fn form_of_group_code(code: u64) -> MmaForm {
+    let ty = |i: u64| TYPES[(code >> (32 + 4 * i) & 15) as usize];
+    let flag = |i: u64| code >> (48 + i) & 1 == 1;
     MmaForm {
-        m: 16,
-        n: 8,
-        k: 16,
-        d: accumulator(2),
-        a: halves,
-        b: halves,
-        c: accumulator(1),
-        satfinite: false,
-        a_row: true,
-        b_col: true,
+        m: (code & 0xFF) as u32,
+        n: (code >> 8 & 0xFF) as u32,
+        k: (code >> 16 & 0xFFFF) as u32,
+        d: ty(0),
+        a: ty(1),
+        b: ty(2),
+        c: ty(3),
+        satfinite: flag(0),
+        a_row: flag(1),
+        b_col: flag(2),
     }
 }
 
-/// The `mma` of a lane group (`lower::simd::warp`): an `m16n8k16` on halves of the form
-/// with [`group_code`] `code` for each warp of the group's `width` lanes. Register i of the
-/// operands (A's four, B's two, C's) of lane l is `operands[i × width + l]`; register j of
-/// its D goes to `d[j × width + l]`. The group code's vectors store and load so, a register's
-/// lanes in a row.
+/// The `mma` of a lane group (`lower::simd::warp`): the form with [`group_code`] `code`
+/// for each warp of the group's `width` lanes. Register i of the operands (A's, B's, then
+/// C's) of lane l is `operands[i × width + l]`; register j of its D goes to `d[j × width +
+/// l]`. The group code's vectors store and load so, a register's lanes in a row. An
+/// `m16n8k16` on halves takes [`halves_product`]; other forms [`mma`]'s arrays of every
+/// lane's registers.
 ///
 /// # Safety
 /// `operands` must hold the form's operand registers for `width` lanes and `d` its D
 /// registers for as many; `width` a multiple of 32.
 pub(crate) unsafe extern "C" fn group_mma(
-    code: u32,
+    code: u64,
     operands: *const u32,
     d: *mut u32,
     width: u32,
 ) {
     let form = form_of_group_code(code);
     let width = width as usize;
-    let nd = form.registers()[3] as usize;
+    let (n, nd) = (operand_registers(form), form.registers()[3] as usize);
     for warp in (0..width).step_by(32) {
         // SAFETY: within the operands, by the caller's promise.
         let operand = |l: usize, i: usize| unsafe { *operands.add(i * width + warp + l) };
-        for (l, registers) in halves_product(form, operand).iter().enumerate() {
-            for (j, &w) in registers[..nd].iter().enumerate() {
-                // SAFETY: within D, by the caller's promise.
-                unsafe { *d.add(j * width + warp + l) = w };
+        let place = |l: usize, j: usize, w: u32| {
+            // SAFETY: within D, by the caller's promise.
+            unsafe { *d.add(j * width + warp + l) = w };
+        };
+        if halves_m16n8k16(form) {
+            for (l, registers) in halves_product(form, operand).iter().enumerate() {
+                for (j, &w) in registers[..nd].iter().enumerate() {
+                    place(l, j, w);
+                }
+            }
+            continue;
+        }
+        // (At most 16 operand registers a lane, and 8 of D: `sync::frame`'s bounds.)
+        let (mut regs, mut out) = ([0u64; 32 * 16], [0u64; 32 * 8]);
+        for (l, r) in regs.chunks_mut(n).take(32).enumerate() {
+            for (i, r) in r.iter_mut().enumerate() {
+                *r = operand(l, i) as u64;
+            }
+        }
+        mma(form, &regs[..32 * n], &mut out[..32 * nd]);
+        for (l, registers) in out.chunks(nd).take(32).enumerate() {
+            for (j, &w) in registers.iter().enumerate() {
+                place(l, j, w as u32);
             }
         }
     }

@@ -23,8 +23,7 @@
 //! together from the branch's target (`Translator::masks_skipped`).
 //!
 //! Used for `.entry` kernels without calls, per-thread memory (`.local`) or warp matrix
-//! products other than `mma`'s `m16n8k16` on halves (`wgmma`, `stmatrix`, other `mma`
-//! shapes and types), when `ntid.x` is a multiple of the [`width`] (checked at launch: other
+//! products other than `mma` (`wgmma`, `stmatrix`, and `mma` on f64), when `ntid.x` is a multiple of the [`width`] (checked at launch: other
 //! blocks run the one-thread loop). The lanes of a group share `%tid.y` and `%tid.z`. A cooperative
 //! kernel's groups meet the one-thread code at its synchronization points, through the
 //! threads' frames (`coop`).
@@ -213,8 +212,8 @@ pub fn eligible(f: &Function) -> bool {
 /// Whether `inst` is a warp's or warpgroup's matrix product or store (`mma`, `wgmma`,
 /// `stmatrix`) that the group code does not compute: a kernel of them computes in
 /// `crate::sync` between rounds, from operands that every lane moves through its frame, so
-/// it keeps its one-thread form. (`ldmatrix` loads in the group, and `mma`'s `m16n8k16` on
-/// halves, nvcc's and Triton's product, multiplies there: `simd::warp`.)
+/// it keeps its one-thread form. (`ldmatrix` loads in the group, and `mma` multiplies there,
+/// but on f64: `simd::warp`.)
 fn is_matrix_product(inst: &checked::Inst) -> bool {
     match inst.op {
         Op::Mma(form) => crate::mma::group_code(form).is_none(),

@@ -1,5 +1,5 @@
 //! Warp collectives inside a group: `shfl.sync`, `vote.sync`, `redux.sync` (integer),
-//! `elect.sync`, `activemask`, `bar.warp.sync`, `ldmatrix` and `mma` (`m16n8k16` on halves:
+//! `elect.sync`, `activemask`, `bar.warp.sync`, `ldmatrix` and `mma` (but f64's:
 //! `crate::mma::group_mma`).
 //!
 //! A group of 32 lanes or more holds whole warps (its width divides `ntid.x`, a multiple of
@@ -344,7 +344,7 @@ impl Translator<'_, '_> {
         Ok(())
     }
 
-    /// `mma.sync.aligned.m16n8k16.row.col` on halves for every warp of the group: the operand
+    /// `mma.sync.aligned` (every form but f64's) for every warp of the group: the operand
     /// registers' vectors stored a register after another (`lane by lane` area), the product
     /// computed by `crate::mma::group_mma`, D's vectors loaded from after them.
     fn v_mma(&mut self, inst: &Inst, form: MmaForm) -> LResult {
@@ -364,7 +364,7 @@ impl Translator<'_, '_> {
         }
         let d_area = self.b.ins().iadd_imm_s(area, at(sources.len(), 0) as i64);
         let mut signature = ir::Signature::new(self.b.func.signature.call_conv);
-        let params = [types::I32, types::I64, types::I64, types::I32];
+        let params = [types::I64, types::I64, types::I64, types::I32];
         signature.params.extend(params.map(ir::AbiParam::new));
         let signature = self.b.import_signature(signature);
         // (By its address, as the half helpers: a module declares no symbol for it.)
@@ -372,8 +372,8 @@ impl Translator<'_, '_> {
             types::I64,
             crate::mma::group_mma as *const () as usize as i64,
         );
-        let [code, width_arg] =
-            [code as i64, width as i64].map(|v| self.b.ins().iconst(types::I32, v));
+        let code = self.b.ins().iconst(types::I64, code as i64);
+        let width_arg = self.b.ins().iconst(types::I32, width as i64);
         self.b
             .ins()
             .call_indirect(signature, helper, &[code, area, d_area, width_arg]);
@@ -578,7 +578,7 @@ fn lane_bytes(lanes: [usize; 4]) -> [u8; 16] {
     std::array::from_fn(|i| (4 * lanes[i / 4] + i % 4) as u8)
 }
 
-/// The operands of `mma` `inst` of `form` (an `m16n8k16` on halves): D, A, B and C, as many
+/// The operands of `mma` `inst` of `form` (one of 32-bit registers): D, A, B and C, as many
 /// registers each as the form has (32-bit words, whatever their types: the group code moves
 /// their bits); `None` where an operand is not such a list.
 fn mma_operands(inst: &Inst, form: MmaForm) -> Option<[&[Arg]; 4]> {
