@@ -758,34 +758,29 @@ impl CoopKernel {
                 false => u32::from_le_bytes(at[..4].try_into().expect("4 bytes")) as u64,
             }
         };
-        for mma in slots.chunks(na + nb + nc + nd) {
-            let (operands, results) = mma.split_at(na + nb + nc);
-            if crate::mma::halves_m16n8k16(form) {
-                let d = {
-                    let lanes: [&[u8]; 32] = std::array::from_fn(|l| f.frame(base + l));
-                    crate::mma::halves_product(form, |l, i| word(lanes[l], operands[i]) as u32)
-                };
-                for (l, d) in d.iter().enumerate() {
-                    let frame = f.frame_mut(base + l);
-                    for (&slot, &w) in results.iter().zip(d) {
-                        frame[slot as usize..][..4].copy_from_slice(&w.to_le_bytes());
-                    }
-                }
-                continue;
-            }
-            let d = {
-                let lanes: [&[u8]; 32] = std::array::from_fn(|l| f.frame(base + l));
-                warp_mma(form, 32, |l, i| word(lanes[l], operands[i]))
-            };
-            for (l, d) in d.chunks_exact(nd).take(32).enumerate() {
+        // Lane l's D register j, `d(l, j)`, written to its slot of the lane's frame.
+        let place = |f: &mut Frames, results: &[i32], d: &dyn Fn(usize, usize) -> u64| {
+            for l in 0..32 {
                 let frame = f.frame_mut(base + l);
-                for (&slot, &w) in results.iter().zip(d) {
-                    let at = &mut frame[slot as usize..];
+                for (j, &slot) in results.iter().enumerate() {
+                    let (at, w) = (&mut frame[slot as usize..], d(l, j));
                     match wide {
                         true => at[..8].copy_from_slice(&w.to_le_bytes()),
                         false => at[..4].copy_from_slice(&(w as u32).to_le_bytes()),
                     }
                 }
+            }
+        };
+        for mma in slots.chunks(na + nb + nc + nd) {
+            let (operands, results) = mma.split_at(na + nb + nc);
+            let lanes: [&[u8]; 32] = std::array::from_fn(|l| f.frame(base + l));
+            let operand = |l: usize, i: usize| word(lanes[l], operands[i]);
+            if crate::mma::halves_m16n8k16(form) {
+                let d = crate::mma::halves_product(form, |l, i| operand(l, i) as u32);
+                place(f, results, &|l, j| d[l][j] as u64);
+            } else {
+                let d = warp_mma(form, 32, operand);
+                place(f, results, &|l, j| d[l * nd + j]);
             }
         }
         for l in self::lanes(members) {

@@ -289,11 +289,11 @@ impl Translator<'_, '_> {
     /// ([`Self::coop_group_dispatch`]). Any other: each lane goes on alone from it. Returns
     /// whether the block ended.
     pub(super) fn group_cooperates(&mut self, inst: &checked::Inst, pos: usize) -> LResult<bool> {
-        // A collective the group computes for whole warps needs no sync point: not the first
-        // of a run of `mma`s (`sync::sync_points`), where the one-thread code performs the
-        // others, so that a lane may not go on alone from them.
-        let known = matches!(self.v_collective_members(inst), Some(Members::Known));
-        if known && saves_as_group(inst) {
+        // A collective the group computes for whole warps (unguarded, then) needs no sync
+        // point: not the first of a run of `mma`s (`sync::sync_points`), where the one-thread
+        // code performs the others, so that a lane may not go on alone from them.
+        let members = self.v_collective_members(inst);
+        if let Some(Members::Known) = members {
             self.v_collective(inst)?;
             return Ok(false);
         }
@@ -326,7 +326,7 @@ impl Translator<'_, '_> {
         };
         let resumes = self.resumes_as_group(inst);
         let resume = self.coop_lanes().resume[k];
-        let Some(members) = self.v_collective_members(inst) else {
+        let Some(Members::InRegister(mask)) = members else {
             self.save_lanes(inst, k)?;
             if resumes {
                 self.b.switch_to_block(resume);
@@ -335,15 +335,14 @@ impl Translator<'_, '_> {
             }
             return Ok(!resumes);
         };
-        // A warp collective of whole warps: computed in the group, which goes on. (Lanes
-        // that reached it alone, or a membermask of fewer lanes, wait at it as above.)
-        if let Members::InRegister(mask) = members {
-            let all = self.v_members(mask)?;
-            let (hot, cold) = self.branch_cold(all, false);
-            self.b.switch_to_block(cold);
-            self.save_lanes(inst, k)?;
-            self.b.switch_to_block(hot);
-        }
+        // A warp collective whose membermask names every lane at run time: computed in the
+        // group, which goes on. (Lanes that reached it alone, or a membermask of fewer
+        // lanes, wait at it as above.)
+        let all = self.v_members(mask)?;
+        let (hot, cold) = self.branch_cold(all, false);
+        self.b.switch_to_block(cold);
+        self.save_lanes(inst, k)?;
+        self.b.switch_to_block(hot);
         self.v_collective(inst)?;
         let after = self.b.create_block();
         self.b.ins().jump(after, &[]);

@@ -30,17 +30,19 @@ use crate::types::PtxType;
 /// ([`Translator::v_collective_members`] says where it does).
 pub(in crate::lower) fn in_group(inst: &Inst) -> bool {
     inst.guard.is_none()
-        && matches!(
-            inst.op,
-            Op::Shfl(_)
-                | Op::Vote(_)
-                | Op::Redux { .. }
-                | Op::Elect
-                | Op::Activemask
-                | Op::WarpSync
-                | Op::WarpMatrix { store: false, .. }
-        )
-        || matches!(inst.op, Op::Mma(form) if crate::mma::group_code(form).is_some())
+        && match inst.op {
+            Op::Mma(form) => crate::mma::group_code(form).is_some(),
+            op => matches!(
+                op,
+                Op::Shfl(_)
+                    | Op::Vote(_)
+                    | Op::Redux { .. }
+                    | Op::Elect
+                    | Op::Activemask
+                    | Op::WarpSync
+                    | Op::WarpMatrix { store: false, .. }
+            ),
+        }
 }
 
 /// Lanes in a warp.
