@@ -5,7 +5,7 @@
 //! block touches the lines beside them only after all of this group's iterations. The
 //! hardware's prefetchers do not follow that far, so every iteration waits for memory. The
 //! group code remembers where each access site went last and, before accessing, prefetches
-//! its range four steps of that distance ahead ([`DISTANCE_SHIFT`]): where a GPU's many
+//! its range eight steps of that distance ahead ([`DISTANCE_SHIFT`]): where a GPU's many
 //! warps in flight would have been. Cranelift has no prefetch instruction, so the JIT code calls
 //! [`SYMBOL`], written in assembly to change no register and declared `preserve_all`: the
 //! call site keeps its values in registers.
@@ -13,8 +13,11 @@
 //! A prefetch never faults, so an address from a stale or meaningless distance (the first
 //! iteration, a group that starts after another) costs one useless request, nothing more.
 
-/// How many of the last distance ahead a site prefetches (a power of two: a shift).
-pub const DISTANCE_SHIFT: i64 = 2;
+/// How many of the last distance ahead a site prefetches (a power of two: a shift). Eight
+/// since the axpy's loads went to the helper directly (`lower::lanes::forward`): a step
+/// took less time, and four steps no longer covered memory's latency (the bench's
+/// grid-stride axpy 43–44 → 39–40 GB/s with four, 46 with eight, 38–42 with sixteen).
+pub const DISTANCE_SHIFT: i64 = 3;
 
 /// The least distance a site prefetches for: the hardware's own prefetchers follow steps
 /// within a 4 KiB page (a group after the group beside it, one element a thread).

@@ -386,6 +386,50 @@ fn a_register_that_group_helpers_keep_in_memory_has_each_lanes_value() {
     }
 }
 
+/// Loads that group helpers read next from the buffer itself (`lanes::forward`): each
+/// thread's x at out + 4t (or, lanes swapped in pairs, 4(t ^ 1)), y at out + 4096 + 4t, a
+/// half at out + 8192 + 2t, its result at out + 12288 + 4t, in blocks of 256.
+#[test]
+fn loads_forwarded_to_group_helpers_give_one_threads_bits() {
+    let body = |x_address: &str, between: &str| {
+        kernel(&format!(
+            ".reg .b16 %rs<4>;\n.reg .b64 %rw<4>;\n\
+             mul.lo.u32 %r5, %r4, 0x00410043;\nxor.b32 %r5, %r5, 0x3C003800;\n\
+             mul.lo.u32 %r6, %r4, 0x00270031;\nxor.b32 %r6, %r6, 0x38003400;\n{x_address}\
+             st.global.u32 [%rw2], %r5;\nst.global.u32 [%rd3+4096], %r6;\n\
+             mul.wide.u32 %rw1, %r4, 2;\nadd.s64 %rw1, %rd1, %rw1;\nst.global.u16 [%rw1+8192], %r5;\n\
+             ld.global.u32 %r7, [%rw2];\nld.global.u32 %r8, [%rd3+4096];\n\
+             ld.global.b16 %rs1, [%rw1+8192];\n{between}\
+             fma.rn.f16x2 %r10, %r7, %r8, %r7;\nfma.rn.f16 %rs2, %rs1, %rs1, %rs1;\n\
+             fma.rn.f16x2 %r7, %r7, %r8, %r10;\n\
+             xor.b32 %r11, %r8, %r10;\nadd.rn.f16x2 %r12, %r8, %r11;\nadd.rn.f16x2 %r12, %r12, %r8;\n\
+             mul.rn.f16 %rs2, %rs2, %rs1;\ncvt.u32.u16 %r13, %rs2;\nxor.b32 %r12, %r12, %r13;\n\
+             xor.b32 %r12, %r12, %r7;\n\
+             st.global.u32 [%rd3+12288], %r12;\nret;"
+        ))
+    };
+    let contiguous = "mov.b64 %rw2, %rd3;\n";
+    // Not one range: the loads go lane by lane.
+    let swapped = "xor.b32 %r13, %r4, 1;\nmul.wide.u32 %rw2, %r13, 4;\nadd.s64 %rw2, %rd1, %rw2;\n";
+    // Stores between the loads and the helpers: these read what the loads read.
+    let stores = "st.global.u32 [%rw2], %r6;\nst.global.u32 [%rd3+4096], %r5;\n\
+                  st.global.u16 [%rw1+8192], %r6;\n";
+    for (x_address, between) in [
+        (contiguous, ""),
+        (swapped, ""),
+        (contiguous, stores),
+        (swapped, stores),
+    ] {
+        let ptx = body(x_address, between);
+        let want = run_bytes(&ptx, LaneGroups::Off, 4, [256, 1, 1], 16384, 0);
+        assert!(want[12288..].iter().any(|&b| b != 0));
+        for groups in [LaneGroups::Always, LaneGroups::AlwaysForBlockX(256)] {
+            let got = run_bytes(&ptx, groups, 4, [256, 1, 1], 16384, 0);
+            assert!(got == want, "{groups:?}: {ptx}");
+        }
+    }
+}
+
 #[test]
 fn every_launch_of_a_kernel_on_its_way_to_the_group_form_is_correct() {
     let ptx = kernel("add.u32 %r6, %r4, %r9;\nst.global.u32 [%rd3], %r6;\nret;");

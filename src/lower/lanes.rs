@@ -43,6 +43,7 @@ use crate::frontend::scopes::MAX_REGISTERS;
 use ptxjit_runtime::Status;
 
 mod coop;
+mod forward;
 
 /// Kernels with at most this many instructions that run lane by lane get 32 threads a
 /// group (64 where the launch allows: [`width`]), others 16.
@@ -527,6 +528,10 @@ pub(super) struct Lanes {
     resume_blocks: Vec<Block>,
     /// Accesses of consecutive elements lowered as one (`simd::runs`).
     runs: super::simd::runs::Runs,
+    /// Where each load forwarded to group helpers stops being forwarded (`forward`).
+    forwards: Vec<Option<usize>>,
+    /// The forwards under way.
+    pending: Vec<forward::Pending>,
     /// A cooperative kernel's resume points and group end (`coop`).
     coop: Option<coop::CoopLanes>,
     /// Where a loop over the lanes finds registers' lanes ([`Translator::hold_lanes`]),
@@ -575,6 +580,7 @@ impl Lanes {
         let in_loop = loop_positions(f);
         let runs = super::simd::runs::plan(f, &uniform, &strides);
         let homed = homes(f, &uniform, &strides, group_helpers, &in_loop);
+        let forwards = forward::plan(f, &homed, &runs, group_helpers);
         let homes = f
             .regs
             .iter()
@@ -640,6 +646,8 @@ impl Lanes {
             held_area: None,
             thread_start: None,
             runs,
+            forwards,
+            pending: Vec::new(),
             width,
             in_loop,
             homes,
@@ -834,6 +842,15 @@ impl Translator<'_, '_> {
 
     /// Lowers one instruction for the whole group; returns whether it ended the block.
     fn group_instruction(&mut self, inst: &checked::Inst, pos: usize) -> LResult<bool> {
+        let ended = self.group_instruction_itself(inst, pos)?;
+        // (A stretch of forwarded loads holds no branch or exit: `forward::plan`.)
+        if !ended {
+            self.settle_forwards(inst, pos);
+        }
+        Ok(ended)
+    }
+
+    fn group_instruction_itself(&mut self, inst: &checked::Inst, pos: usize) -> LResult<bool> {
         let lanes = self.lanes.as_ref().expect("grouped");
         if lanes.runs.deferred[pos] {
             return Ok(false);
@@ -1372,7 +1389,7 @@ impl Translator<'_, '_> {
                 let scalar = lanes.scalars[r as usize];
                 match (lanes.kept_once(r), lanes.homes[r as usize]) {
                     (Some(stride), _) => Held::Once(self.b.use_var(scalar), stride),
-                    (None, Some(home)) => Held::Area(self.helper_addr(home), 0),
+                    (None, Some(_)) => Held::Area(self.home_addr(r), 0),
                     _ => {
                         let at = j as i32 * width * 8;
                         for (c, v) in self.lane_vectors(r).into_iter().enumerate() {
@@ -1438,10 +1455,10 @@ impl Translator<'_, '_> {
             let x = self.b.use_var(lanes.scalars[r as usize]);
             return self.b.ins().iadd_imm_s(x, stride * k as i64);
         }
-        if let Some(home) = lanes.homes[r as usize] {
+        if lanes.homes[r as usize].is_some() {
             let ty = self.func.regs[r as usize].ty.ir_type();
             let off = (k as u32 * ty.bytes()) as i32;
-            let at = self.helper_addr(home);
+            let at = self.home_addr(r);
             return self.b.ins().load(ty, MemFlagsData::trusted(), at, off);
         }
         let vectors = &lanes.vectors[r as usize];
@@ -1493,10 +1510,10 @@ impl Translator<'_, '_> {
     /// value + k × stride.
     pub(super) fn lane_vectors(&mut self, r: u32) -> Vec<ir::Value> {
         let lanes = self.lanes.as_ref().expect("grouped");
-        if let Some(home) = lanes.homes[r as usize] {
+        if lanes.homes[r as usize].is_some() {
             let vt = vector_of(self.func.regs[r as usize].ty.ir_type()).expect("eligible");
             let n = lanes.width / vt.lane_count() as usize;
-            let at = self.helper_addr(home);
+            let at = self.home_addr(r);
             return (0..n)
                 .map(|c| {
                     self.b

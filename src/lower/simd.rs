@@ -715,8 +715,8 @@ impl Translator<'_, '_> {
                 }
                 uniform |= 1 << i;
                 pointers.push(self.b.ins().uextend(types::I64, x));
-            } else if let Some(home) = self.home_of(arg) {
-                pointers.push(self.helper_addr(home));
+            } else if let (Some(_), &Arg::Reg(r)) = (self.home_of(arg), arg) {
+                pointers.push(self.home_addr(r));
             } else {
                 for (c, v) in self.v_read(arg, ty)?.into_iter().enumerate() {
                     self.b.ins().store(flags, v, area, place(1 + i, c));
@@ -1062,8 +1062,22 @@ impl Translator<'_, '_> {
         {
             self.prefetch_ahead(first, span);
         }
+        // A load a group helper reads next from the buffer itself (`lanes::forward`): where
+        // the register's value is, on each path.
+        let forward = match (first, elements) {
+            (Some(first), &[Arg::Reg(r)]) if value.is_some() && !shared && stride == width => {
+                self.forward_end(pos).map(|end| (r, end, first))
+            }
+            _ => None,
+        };
+        let forward = forward.map(|(r, end, first)| {
+            let at = self.b.declare_var(types::I64);
+            self.b.def_var(at, first);
+            (r, end, at)
+        });
         let flags = MemFlagsData::new();
         match stored {
+            None if forward.is_some() => {}
             None => {
                 let vt = if vec == 1 && stride == width {
                     vector_of(ty.ir_type()).expect("checked")
@@ -1120,9 +1134,19 @@ impl Translator<'_, '_> {
 
         self.b.switch_to_block(slow);
         self.lane_by_lane_looped(inst)?;
+        if let Some((r, _, at)) = forward {
+            let home = self
+                .home(r)
+                .expect("a forwarded register is kept in memory");
+            let home = self.helper_addr(home);
+            self.b.def_var(at, home);
+        }
         self.b.ins().jump(join, &[]);
         self.b.seal_block(join);
         self.b.switch_to_block(join);
+        if let Some((r, end, at)) = forward {
+            self.begin_forward(r, at, end);
+        }
         Ok(true)
     }
 
@@ -1192,7 +1216,7 @@ impl Translator<'_, '_> {
     }
 
     /// At a contiguous access of `bytes` from `first` inside a loop: the site's distance
-    /// since its last run and, when far, a prefetch of the range four such distances ahead
+    /// since its last run and, when far, a prefetch of the range eight such distances ahead
     /// (`crate::prefetch`).
     fn prefetch_ahead(&mut self, first: Value, bytes: u32) {
         let Some(f) = self.native_helper_ref(crate::prefetch::SYMBOL) else {
