@@ -226,6 +226,9 @@ pub unsafe extern "C" fn ptxjit_poll_upgrade(ctx: *const BlockContext, done: u32
 /// runs on its caller's thread.
 const EXECUTOR_STACK_BYTES: u64 = 256 << 10;
 
+/// The fewest runs of units a worker's share of a grid is cut into (`run_grid`).
+const RUNS_PER_WORKER: u64 = 256;
+
 /// 128 bytes aligned to 128: the unit of a block's shared memory and of a kernel's parameter
 /// buffer, so that an object's alignment in those spaces (a tensor map's 64 bytes, a swizzled
 /// box's 128) is that of its host address.
@@ -759,9 +762,18 @@ unsafe fn run_grid(
         return run_cluster(&mut scratch(), 0);
     }
     let result = workers::run(|| match options.schedule {
-        Schedule::WorkStealing => (0..clusters)
-            .into_par_iter()
-            .try_for_each_init(scratch, run_cluster),
+        Schedule::WorkStealing => {
+            // Units in runs: rayon's cost an item (tens of ns) is paid once a run, in a
+            // grid of many short blocks. At least `RUNS_PER_WORKER` runs a worker, so that
+            // stealing still evens out uneven blocks.
+            let workers = rayon::current_num_threads() as u64;
+            let run = (clusters / (workers * RUNS_PER_WORKER)).max(1);
+            (0..clusters.div_ceil(run))
+                .into_par_iter()
+                .try_for_each_init(scratch, |s, r| {
+                    (r * run..(r * run + run).min(clusters)).try_for_each(|c| run_cluster(s, c))
+                })
+        }
         Schedule::Static => {
             let workers = rayon::current_num_threads() as u64;
             (0..workers)
@@ -833,6 +845,38 @@ mod tests {
             .unwrap();
         // sum over x<5, y<3 of (1 + x + 100y) = 15 + 30 + 100*5*3
         assert_eq!(BLOCKS_RUN.load(Ordering::Relaxed), 15 + 30 + 1500);
+    }
+
+    /// How often each block of `a_grid_cut_into_runs_runs_each_block_once` ran.
+    static RUN_COUNTS: [AtomicU8; 100_000] = [const { AtomicU8::new(0) }; 100_000];
+
+    unsafe extern "C" fn count_each_block(ctx: *const BlockContext) -> u64 {
+        let ctx = unsafe { &*ctx };
+        let i = ctx.ctaid[0] as usize + 1_000 * ctx.ctaid[1] as usize;
+        RUN_COUNTS[i].fetch_add(1, Ordering::Relaxed);
+        0
+    }
+
+    #[test]
+    fn a_grid_cut_into_runs_runs_each_block_once() {
+        // Runs of more than one block (up to 195 workers), the last one short.
+        let cfg = LaunchConfig {
+            grid: Dim3::new(1_000, 100, 1),
+            block: Dim3::new(1, 1, 1),
+            dynamic_shared_bytes: 0,
+            cluster: None,
+            cooperative: false,
+        };
+        let blocks = 100_000;
+        assert!(blocks >= 2 * RUNS_PER_WORKER as usize * rayon::current_num_threads());
+        unsafe { launch(count_each_block, &cfg, &[], 0, None) }
+            .unwrap()
+            .unwrap();
+        let counts: Vec<u8> = RUN_COUNTS[..blocks]
+            .iter()
+            .map(|c| c.load(Ordering::Relaxed))
+            .collect();
+        assert!(counts.iter().all(|&c| c == 1));
     }
 
     #[test]
