@@ -715,7 +715,10 @@ impl Translator<'_, '_> {
                 }
                 uniform |= 1 << i;
                 pointers.push(self.b.ins().uextend(types::I64, x));
-            } else if let (Some(_), &Arg::Reg(r)) = (self.home_of(arg), arg) {
+            } else if let &Arg::Reg(r) = arg
+                && self.home(r).is_some()
+            {
+                // (Or, for a load forwarded to it, where the load would have read.)
                 pointers.push(self.home_addr(r));
             } else {
                 for (c, v) in self.v_read(arg, ty)?.into_iter().enumerate() {
