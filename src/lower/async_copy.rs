@@ -76,23 +76,8 @@ impl Translator<'_, '_> {
         }
         let src = self.address(&a[1], StateSpace::Global)?;
         let count = self.b.ins().uextend(types::I64, count);
-        let (head, body) = (self.b.create_block(), self.b.create_block());
-        self.b.append_block_param(head, types::I64);
-        self.b.ins().jump(head, &[zero.into()]);
-        self.b.switch_to_block(head);
-        let k = self.b.block_params(head)[0];
-        let more = self.b.ins().icmp(IntCC::UnsignedLessThan, k, count);
-        self.b.ins().brif(more, body, &[], done, &[]);
-        self.b.seal_block(body);
-        self.b.switch_to_block(body);
-        let byte = self.b.ins().iadd(src, k);
-        self.check_access(byte, StateSpace::Global, 1, false);
-        let v = self.b.ins().load(types::I8, MemFlagsData::new(), byte, 0);
-        let to = self.b.ins().iadd(dst, k);
-        self.b.ins().store(MemFlagsData::new(), v, to, 0);
-        let next = self.b.ins().iadd_imm_s(k, 1);
-        self.b.ins().jump(head, &[next.into()]);
-        self.b.seal_block(head);
+        self.copy_loop(dst, None, src, StateSpace::Global, count, 1);
+        self.b.ins().jump(done, &[]);
         self.b.switch_to_block(done);
         Ok(())
     }
@@ -139,37 +124,57 @@ impl Translator<'_, '_> {
         size: Value,
     ) {
         let rem = self.b.ins().band_imm_u(size, 15);
-        let ragged = self.b.create_block();
-        let header = self.b.create_block();
-        self.b.append_block_param(header, types::I64);
-        let body = self.b.create_block();
-        let done = self.b.create_block();
-        self.b.set_cold_block(ragged);
-        let zero = self.b.ins().iconst(types::I64, 0);
-        self.b.ins().brif(rem, ragged, &[], header, &[zero.into()]);
-        self.b.seal_block(ragged);
+        let (whole, ragged) = self.branch_cold(rem, true);
         self.b.switch_to_block(ragged);
         self.return_status(Status::MISALIGNED);
-        self.b.switch_to_block(header);
-        let i = self.b.block_params(header)[0];
+        self.b.switch_to_block(whole);
+        self.copy_loop(dst, Some(dst_space), src, src_space, size, 16);
+    }
+
+    /// A loop that copies `size` bytes (an `i64`, a multiple of `unit`: 1 or 16) from `src`
+    /// in `src_space` to `dst`, `unit` bytes a turn, each unit's source checked (and its
+    /// destination, in `dst_space` where given) before it is copied; the code after it
+    /// follows.
+    fn copy_loop(
+        &mut self,
+        dst: Value,
+        dst_space: Option<StateSpace>,
+        src: Value,
+        src_space: StateSpace,
+        size: Value,
+        unit: u32,
+    ) {
+        let (head, body, done) = (
+            self.b.create_block(),
+            self.b.create_block(),
+            self.b.create_block(),
+        );
+        self.b.append_block_param(head, types::I64);
+        let zero = self.b.ins().iconst(types::I64, 0);
+        self.b.ins().jump(head, &[zero.into()]);
+        self.b.switch_to_block(head);
+        let i = self.b.block_params(head)[0];
         let more = self.b.ins().icmp(IntCC::UnsignedLessThan, i, size);
         self.b.ins().brif(more, body, &[], done, &[]);
         self.b.seal_block(body);
         self.b.switch_to_block(body);
         let from = self.b.ins().iadd(src, i);
         let to = self.b.ins().iadd(dst, i);
-        self.check_access(from, src_space, 16, false);
-        self.check_access(to, dst_space, 16, true);
-        for w in 0..2 {
-            let v = self
-                .b
-                .ins()
-                .load(types::I64, MemFlagsData::new(), from, 8 * w);
+        self.check_access(from, src_space, unit, false);
+        if let Some(space) = dst_space {
+            self.check_access(to, space, unit, true);
+        }
+        let (ty, words) = match unit {
+            1 => (types::I8, 1),
+            _ => (types::I64, 2),
+        };
+        for w in 0..words {
+            let v = self.b.ins().load(ty, MemFlagsData::new(), from, 8 * w);
             self.b.ins().store(MemFlagsData::new(), v, to, 8 * w);
         }
-        let next = self.b.ins().iadd_imm_s(i, 16);
-        self.b.ins().jump(header, &[next.into()]);
-        self.b.seal_block(header);
+        let next = self.b.ins().iadd_imm_s(i, i64::from(unit));
+        self.b.ins().jump(head, &[next.into()]);
+        self.b.seal_block(head);
         self.b.seal_block(done);
         self.b.switch_to_block(done);
     }
