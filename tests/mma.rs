@@ -82,6 +82,30 @@ fn cd_at(f: &Form, g: usize, t: usize, i: usize) -> (usize, usize) {
 }
 
 /// Runs `f` on random small values; D must equal A·B + C exactly.
+/// Runs `k(.param .u64 in, .param .u64 out)` of `ptx` (compiled with `lane_groups`) in one
+/// block of `threads` with `input`, and returns `out`, of `out_bytes` bytes.
+fn run_in_out(
+    ptx: &str,
+    lane_groups: LaneGroups,
+    threads: u32,
+    input: &DeviceBuffer,
+    out_bytes: usize,
+) -> DeviceBuffer {
+    let opts = CompileOptions {
+        lane_groups,
+        ..CompileOptions::default()
+    };
+    let module =
+        Module::from_ptx_named("mma.ptx", ptx, &opts).unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+    let out = DeviceBuffer::zeroed(out_bytes).unwrap();
+    module
+        .kernel("k")
+        .unwrap()
+        .launch(1, threads, &[Arg::buffer(input), Arg::buffer(&out)])
+        .unwrap();
+    out
+}
+
 fn multiplies(f: &Form, lo: i64, hi: i64, seed: u64) {
     let mut rng = Rng(seed);
     let mut value = || (lo + (rng.next() % (hi - lo + 1) as u64) as i64) as f64;
@@ -159,23 +183,12 @@ fn multiplies(f: &Form, lo: i64, hi: i64, seed: u64) {
         outb = nc * word as usize / 8,
     );
     for lanes in [LaneGroups::Always, LaneGroups::Off] {
-        let opts = CompileOptions {
-            lane_groups: lanes,
-            ..CompileOptions::default()
-        };
-        let module =
-            Module::from_ptx_named("mma.ptx", &ptx, &opts).unwrap_or_else(|e| panic!("{e}\n{ptx}"));
         let bytes: Vec<u8> = regs
             .iter()
             .flat_map(|w| w.to_le_bytes()[..word as usize / 8].to_vec())
             .collect();
         let input = DeviceBuffer::from_slice(&bytes).unwrap();
-        let out = DeviceBuffer::zeroed(32 * nc * word as usize / 8).unwrap();
-        let kernel = module.kernel("k").unwrap();
-        kernel
-            .launch(1, 32, &[Arg::buffer(&input), Arg::buffer(&out)])
-            .unwrap();
-        let got = out.to_bytes();
+        let got = run_in_out(&ptx, lanes, 32, &input, 32 * nc * word as usize / 8).to_bytes();
         for l in 0..32 {
             let (g, t) = (l / 4, l % 4);
             for i in 0..elems {
@@ -435,20 +448,8 @@ fn m8n8k4_f16_multiplies_one_matrix_per_quad_pair_in_every_layout() {
                         cs = regs("c", nc),
                     );
                     for lanes in [LaneGroups::Always, LaneGroups::Off] {
-                        let opts = CompileOptions {
-                            lane_groups: lanes,
-                            ..CompileOptions::default()
-                        };
-                        let module = Module::from_ptx_named("mma.ptx", &ptx, &opts)
-                            .unwrap_or_else(|e| panic!("{e}\n{ptx}"));
                         let input = DeviceBuffer::from_slice(&words).unwrap();
-                        let out = DeviceBuffer::zeroed(32 * nd * 4).unwrap();
-                        module
-                            .kernel("k")
-                            .unwrap()
-                            .launch(1, 32, &[Arg::buffer(&input), Arg::buffer(&out)])
-                            .unwrap();
-                        let got = out.to_vec::<u32>();
+                        let got = run_in_out(&ptx, lanes, 32, &input, 32 * nd * 4).to_vec::<u32>();
                         for l in 0..32 {
                             let q = (l % 16) / 4;
                             for i in 0..8 {
@@ -637,21 +638,8 @@ fn the_lane_group_form_multiplies_m16n8k16_halves_to_the_one_thread_forms_bits()
             })
             .collect();
         let input = DeviceBuffer::from_slice(&input).unwrap();
-        let run = |lane_groups| {
-            let opts = CompileOptions {
-                lane_groups,
-                ..CompileOptions::default()
-            };
-            let module = Module::from_ptx_named("mma.ptx", &ptx, &opts)
-                .unwrap_or_else(|e| panic!("{e}\n{ptx}"));
-            let out = DeviceBuffer::zeroed(64 * nd * 4).unwrap();
-            module
-                .kernel("k")
-                .unwrap()
-                .launch(1, 64, &[Arg::buffer(&input), Arg::buffer(&out)])
-                .unwrap();
-            out.to_vec::<u32>()
-        };
+        let run =
+            |lane_groups| run_in_out(&ptx, lane_groups, 64, &input, 64 * nd * 4).to_vec::<u32>();
         let (grouped, one_thread) = (run(LaneGroups::Always), run(LaneGroups::Off));
         for (i, (g, o)) in grouped.iter().zip(&one_thread).enumerate() {
             assert_eq!(

@@ -136,6 +136,9 @@ impl Translator<'_, '_> {
     /// did not fit, `crate::jit`).
     pub(super) fn settle_forwards(&mut self, inst: &Inst, pos: usize) {
         let lanes = self.lanes.as_mut().expect("grouped");
+        if lanes.pending.iter().all(|p| p.end > pos) {
+            return;
+        }
         let (ending, going): (Vec<Pending>, Vec<Pending>) =
             lanes.pending.iter().partition(|p| p.end <= pos);
         lanes.pending = going;
