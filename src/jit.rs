@@ -94,16 +94,17 @@ pub enum LaneGroups {
     /// rest of the launch promises to repay it; the blocks not yet started then switch to
     /// it (the rule: `src/tier.rs`). Two tiers, so a module compiles fast, the kernels that
     /// run much run fast, and a launch that would not repay the second compile never waits
-    /// for it. A third for the kernels that `lower::lanes::widens`: groups of 128 lanes, once
-    /// the 64-lane form has run sixteen times as long as their compile is expected to take.
+    /// for it. A third for the kernels that `lower::lanes::widens`: groups of 128 or 256
+    /// lanes, once the 64-lane form has run sixteen times as long as their compile is
+    /// expected to take.
     #[default]
     WhenHot,
     /// Compiled with the module, for blocks of any width (groups of up to 32 lanes).
     Always,
     /// Compiled with the module for launches of blocks this many threads wide in x: groups
-    /// of 64 lanes where it is a multiple of 64, of 128 where it is a multiple of 128 and the
-    /// kernel `widens` (`lower::lanes::width`). A launch of blocks whose width the group's
-    /// does not divide runs one thread at a time.
+    /// of 64 lanes where it is a multiple of 64, of 256 or 128 where it is a multiple of that
+    /// and the kernel `widens` (`lower::lanes::width`). A launch of blocks whose width the
+    /// group's does not divide runs one thread at a time.
     AlwaysForBlockX(u32),
 }
 
@@ -129,11 +130,12 @@ pub const GROUP_COMPILE_FLOOR: u32 = 3;
 /// whole compile's ratio ranges over 3.6–75, its instruction count's over 5–54).
 pub const GROUP_COMPILE_PER_INSTRUCTION: f64 = 0.6;
 
-/// A wide form's compile time (`lower::lanes::WIDE` lanes a group), in multiples of its
-/// kernel's 64-lane form's: the fma chain's 3.9 ms against 2.3 (its vector code is emitted
-/// a vector at a time, twice the vectors), rounded up; since its registers are split into
-/// webs (`lower::webs`), 2.2 against 1.6.
-pub const WIDE_COMPILE_RATIO: f64 = 2.0;
+/// A wide form's compile time (`lower::lanes::WIDE`), in multiples of its kernel's 64-lane
+/// form's, for each 64 lanes a group past the first (its vector code is emitted a vector at
+/// a time): the fma chains' (f16x2, bf16x2, f16) module compiles for blocks of 64, 128 and
+/// 256 took 1.3–1.46 times as long at 128 lanes, 1.93–2.2 at 256, so 0.3–0.46 a 64 lanes;
+/// rounded up.
+pub const WIDE_COMPILE_PER_64_LANES: f64 = 0.5;
 
 impl Default for CompileOptions {
     fn default() -> CompileOptions {
@@ -471,6 +473,13 @@ pub struct CompiledKernel {
     /// The wide form (`lower::lanes::WIDE` lanes a group; none where the kernel does not
     /// `widens` or the host has no group helpers).
     pub wide: TierForm,
+    /// The widest groups its wide form may have (`lower::lanes::widens`; none where it
+    /// has no wide form).
+    pub widest: Option<usize>,
+    /// The `ntid.x` the wide form was compiled for, set before the form: it runs the
+    /// launches whose blocks are a multiple of it (its groups divide those; a narrower
+    /// launch would run its one-thread code).
+    pub wide_block_x: OnceLock<u32>,
     /// Whether the group form, once compiled, is kept (`tier::Trial`).
     pub trial: crate::tier::Trial,
 }
@@ -484,13 +493,14 @@ impl CompiledKernel {
         self.group_estimate.get().map_or(floor, |&e| e.max(floor))
     }
 
-    /// What the wide form is expected to take to compile: [`WIDE_COMPILE_RATIO`] times the
-    /// group form's.
-    pub fn wide_compile_estimate(&self) -> Duration {
+    /// What the wide form of `lanes` a group is expected to take to compile: the group
+    /// form's, and [`WIDE_COMPILE_PER_64_LANES`] times that for each 64 lanes more.
+    pub fn wide_compile_estimate(&self, lanes: usize) -> Duration {
         let group = self.group_compile_time.get().copied();
+        let more = (lanes / lower::lanes::WIDEST).saturating_sub(1) as f64;
         group
             .unwrap_or_else(|| self.group_compile_estimate())
-            .mul_f64(WIDE_COMPILE_RATIO)
+            .mul_f64(1.0 + WIDE_COMPILE_PER_64_LANES * more)
     }
 
     /// The lane-group form's compile time expected from its `group_ir_size` Cranelift
@@ -734,7 +744,10 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
         // (Asked of the kernel's own registers, not its webs' (`lower::webs`), which the
         // form computes on: the split only makes more registers uniform, so a kernel that
         // widens here widens there.)
-        let wide = if when_hot && helpers.is_some() && lower::lanes::widens(f) {
+        let widest = (when_hot && helpers.is_some())
+            .then(|| lower::lanes::widens(f))
+            .flatten();
+        let wide = if widest.is_some() {
             TierForm::default()
         } else {
             TierForm::none()
@@ -754,6 +767,8 @@ pub fn compile(module: &checked::Module, opts: &CompileOptions) -> Result<Compil
                 group_compile_time: OnceLock::new(),
                 second_tier_nanos: AtomicU64::new(0),
                 wide,
+                widest,
+                wide_block_x: OnceLock::new(),
                 trial: Default::default(),
             },
         );
@@ -887,7 +902,7 @@ enum Stage {
 }
 
 /// The lane-group forms a [`build`] compiles: for launches of this `ntid.x`, if known, and
-/// as wide as a kernel allows (`lower::lanes::WIDE`, 128 lanes) where `wide`.
+/// as wide as a kernel and the launch allow (`lower::lanes::WIDE`) where `wide`.
 #[derive(Clone, Copy)]
 struct Groups {
     block_x: Option<u32>,

@@ -472,12 +472,7 @@ impl Kernel {
         }
         let static_shared = self.module.compiled.static_shared_bytes;
         let k = &self.module.compiled.kernels[&self.name];
-        // The wide form only where its groups divide the blocks (it would run them one
-        // thread at a time).
-        let wide = (config.block.x as usize).is_multiple_of(crate::lower::lanes::WIDE);
-        let wide = k.wide.ready().filter(|_| wide);
-        let grouped = k.grouped.ready().filter(|_| !k.trial.declined());
-        let func = wide.or(grouped).unwrap_or(self.func);
+        let func = crate::tier::form_for(k, config.block.x).unwrap_or(self.func);
         // (A test's injected failure is read on the launching thread, not the worker's.)
         #[cfg(test)]
         let fail = jit::tests::FAIL_GROUPED.get();
@@ -877,7 +872,7 @@ mod tier_tests {
             assert_eq!(chain_out(&kernel, 8, 256), want, "in the trial");
         });
         assert!(k.trial.kept(), "the group form is many times faster");
-        // Launches of blocks a multiple of 128 may still get the wide form; others not.
+        // Launches of blocks a multiple of 128 may still get a wide form; others not.
         assert!(!kernel.settled(256));
         assert!(kernel.settled(64));
         assert!(!k.wide.decided());
@@ -888,7 +883,13 @@ mod tier_tests {
         assert!(kernel.settled(256));
         assert!(k.wide.ready().is_some());
         assert_eq!(chain_out(&kernel, 8, 256), want, "in the wide form");
-        assert_eq!(chain_out(&kernel, 4, 128), want[..512], "in the wide form");
+        // Its groups of 256 divide blocks of 512, not of 128 or 64, which run the group form.
+        let form = |x| crate::tier::form_for(k, x).map(|f| f as usize);
+        let (wide, grouped) = (k.wide.ready().unwrap(), k.grouped.ready().unwrap());
+        assert_eq!(form(512), Some(wide as usize));
+        assert_eq!(form(128), Some(grouped as usize));
+        assert_eq!(chain_out(&kernel, 4, 512), want[..2048], "in the wide form");
+        assert_eq!(chain_out(&kernel, 4, 128), want[..512], "in the group form");
         assert_eq!(
             chain_out(&kernel, 16, 64),
             want[..1024],

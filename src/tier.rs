@@ -41,11 +41,13 @@
 //! blocks that run their rounds together), and the trial times such units.
 //!
 //! A kernel whose loop calls a group helper and never diverges (`lanes::widens`) gains
-//! 6.5% more from groups of 128 lanes (twice the independent steps a helper's call), whose
-//! compile takes about twice the 64-lane form's: too little a gain to pay that in the
-//! launch that first needs a group form (the bench's tier line measured 1.7–2.1 → 2.2–3.3 ×
-//! the best form with 128 lanes there), so a third tier compiles it once the 64-lane form
-//! has run long enough to have repaid it ([`ThirdTier`]).
+//! more from groups of 128 or 256 lanes (two or four times the independent steps a
+//! helper's call: the f16x2 chain 6.5% at 128, 8–9% at 256), whose compile takes 1.4 or
+//! 2.2 times the 64-lane form's: too little a gain to pay that in the launch that first
+//! needs a group form (the bench's tier line measured 1.7–2.1 → 2.2–3.3 × the best form
+//! with 128 lanes there), so a third tier compiles it once the 64-lane form has run long
+//! enough to have repaid it ([`ThirdTier`]), for the widest groups that divide that
+//! launch's blocks.
 //!
 //! Once compiled, the group form is tried before it is kept ([`Trial`]): an instruction
 //! without a vector form runs lane by lane, moving its operands out of the vectors and
@@ -62,7 +64,7 @@ use ptxjit_runtime::{BlockFn, HANDOVER_ALIGN, Poll, Upgrade};
 
 use crate::frontend::checked;
 use crate::jit::{CompiledKernel, CompiledModule};
-use crate::lower::lanes::{WIDE, WIDEST};
+use crate::lower::lanes::{WIDEST, wide_width};
 
 /// How much longer than the group form's compile the rest of a launch must promise to run
 /// in the one-thread form for the compile to start at once. With a rest `R`, a compile `C`
@@ -376,12 +378,27 @@ pub(crate) fn compile(
     let form = form.ok().and_then(Result::ok).flatten();
     let kernel = &compiled.kernels[name];
     if wide {
+        let _ = kernel.wide_block_x.set(block_x);
         let _ = kernel.wide.form.set(form);
     } else {
         let _ = kernel.group_compile_time.set(start.elapsed());
         let _ = kernel.grouped.form.set(form);
     }
     form
+}
+
+/// The latest of `kernel`'s later forms that runs launches of blocks `block_x` threads in x
+/// (`None`: its one-thread form): the wide form only where the blocks are a multiple of the
+/// ones it was compiled for, which its groups divide (others it would run one thread at a
+/// time); the group form unless its trial declined it.
+pub(crate) fn form_for(kernel: &CompiledKernel, block_x: u32) -> Option<BlockFn> {
+    let wide = kernel
+        .wide_block_x
+        .get()
+        .is_some_and(|&x| block_x.is_multiple_of(x));
+    let wide = kernel.wide.ready().filter(|_| wide);
+    let grouped = kernel.grouped.ready().filter(|_| !kernel.trial.declined());
+    wide.or(grouped)
 }
 
 /// Waits until `kernel`'s lane-group compile, if one has started, is done; returns whether
@@ -395,9 +412,15 @@ pub(crate) fn wait(kernel: &CompiledKernel) -> bool {
 pub(crate) fn settled(kernel: &CompiledKernel, block_x: u32) -> bool {
     let grouped = wait(kernel);
     kernel.wide.wait();
-    let widens = block_x.is_multiple_of(WIDE as u32) && !kernel.wide.decided();
+    let widens = wide_lanes(kernel, block_x).is_some() && !kernel.wide.decided();
     let tried = kernel.grouped.ready().is_none() || kernel.trial.decided();
     kernel.grouped.decided() && tried && !(grouped && widens)
+}
+
+/// The lanes a group of `kernel`'s wide form would have, compiled for blocks of `block_x`
+/// threads in x (`None`: it has none for those).
+fn wide_lanes(kernel: &CompiledKernel, block_x: u32) -> Option<usize> {
+    kernel.widest.and_then(|most| wide_width(block_x, most))
 }
 
 /// How much of a kernel's time in the 64-lane form its wide form (`lanes::WIDE`) saves, at
@@ -408,15 +431,18 @@ pub const WIDE_GAIN: f64 = 1.0 / 16.0;
 /// form is not decided: a ski rental again, with the rent what the wide form would have
 /// saved. A worker compiles it before a block once the kernel's time in the group form,
 /// this launch's so far included, times [`WIDE_GAIN`] reaches the wide compile's estimate
-/// (`CompiledKernel::wide_compile_estimate`: sixteen times that, about 70 ms of the fma
-/// chain); the others go on, and every block after runs the wide form. A kernel that runs
-/// long gains 6.5% for a compile it has repaid; one that stops sooner has paid at most
-/// twice what knowing its future would have.
+/// for the launch's blocks (`CompiledKernel::wide_compile_estimate`: sixteen times that,
+/// about 50 ms of the f16x2 chain in blocks of 256); the others go on, and every block
+/// after runs the wide form, as do later launches of blocks a multiple of these. A kernel
+/// that runs long gains 6.5% or more for a compile it has repaid; one that stops sooner has
+/// paid at most twice what knowing its future would have.
 pub(crate) struct ThirdTier<'a> {
     kernel: &'a CompiledKernel,
     started: Instant,
     /// The kernel's time in the group form before this launch.
     spent: Duration,
+    /// What the wide form for this launch's blocks is expected to take to compile.
+    estimate: Duration,
     /// Compiles the wide form (see [`compile`]) and returns it.
     compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
 }
@@ -432,7 +458,8 @@ impl<'a> ThirdTier<'a> {
         compile: &'a (dyn Fn() -> Option<BlockFn> + Sync),
     ) -> Option<ThirdTier<'a>> {
         let grouped = kernel.grouped.ready().is_some() && kernel.trial.kept();
-        if !grouped || kernel.wide.decided() || !block_x.is_multiple_of(WIDE as u32) {
+        let lanes = wide_lanes(kernel, block_x)?;
+        if !grouped || kernel.wide.decided() {
             return None;
         }
         let spent = kernel.second_tier_nanos.load(Ordering::Relaxed);
@@ -440,6 +467,7 @@ impl<'a> ThirdTier<'a> {
             kernel,
             started,
             spent: Duration::from_nanos(spent),
+            estimate: kernel.wide_compile_estimate(lanes),
             compile,
         })
     }
@@ -657,7 +685,7 @@ impl Upgrade for ThirdTier<'_> {
             return decided;
         }
         let spent = self.spent + self.started.elapsed();
-        if k.wide.started() || !wide_due(k.wide_compile_estimate(), spent) {
+        if k.wide.started() || !wide_due(self.estimate, spent) {
             return stay;
         }
         k.wide.compile_once(self.compile, stay)

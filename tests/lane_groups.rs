@@ -332,12 +332,13 @@ fn half_arithmetic_of_a_group_matches_one_thread_at_a_time() {
 }
 
 #[test]
-fn a_loop_of_group_helper_calls_that_never_diverges_runs_128_lanes_a_group_alike() {
+fn a_loop_of_group_helper_calls_that_never_diverges_runs_wide_groups_alike() {
     // A loop on a uniform counter of half instructions (the helpers: `lanes::widens`), with
     // a uniform branch inside, a per-lane guarded instruction, a store and a load of each
-    // lane's own element (128 lanes' range checked at once) and integer work; compiled for
-    // blocks of 256 (groups of 128 lanes), run with blocks of 256, 384 and 128 (128 lanes),
-    // and of 192 and 64 (the group form's one-thread code).
+    // lane's own element (a group's range checked at once) and integer work; compiled for
+    // blocks of 256 (groups of 256 lanes) and of 128 (128 lanes), run with blocks of 256,
+    // 512, 384, 128, 192 and 64 (a block its groups do not divide runs the form's
+    // one-thread code).
     let ptx = kernel(
         "mul.lo.u32 %r5, %r4, 0x00410043;\nxor.b32 %r5, %r5, 0x3C003800;\nmov.b32 %r6, 0x3C013BFF;\n\
          cvt.u16.u32 %rs1, %r4;\nor.b16 %rs1, %rs1, 0x3800;\nmov.b16 %rs3, 0x3BFF;\n\
@@ -351,11 +352,19 @@ fn a_loop_of_group_helper_calls_that_never_diverges_runs_128_lanes_a_group_alike
          xor.b32 %r8, %r8, %r5;\nxor.b32 %r8, %r8, %r10;\nst.global.u32 [%rd3], %r8;\nret;",
     )
     .replace(".reg .b64 %rd<4>;", ".reg .b64 %rd<4>;\n.reg .b16 %rs<4>;");
-    for x in [256, 384, 128, 192, 64] {
+    for x in [256, 512, 384, 128, 192, 64] {
         let off = run(&ptx, LaneGroups::Off, 6, [x, 1, 1], 7);
-        let wide = run(&ptx, LaneGroups::AlwaysForBlockX(256), 6, [x, 1, 1], 7);
-        assert_eq!(wide, off, "blocks of {x}");
         assert!(off.iter().any(|&v| v != 0));
+        for compiled_for in [256, 128] {
+            let wide = run(
+                &ptx,
+                LaneGroups::AlwaysForBlockX(compiled_for),
+                6,
+                [x, 1, 1],
+                7,
+            );
+            assert_eq!(wide, off, "blocks of {x}, compiled for {compiled_for}");
+        }
     }
 }
 

@@ -64,8 +64,17 @@ const MASKED_SKIP: usize = 12;
 /// The widest group that may diverge: a divergence mask is one `i64`.
 pub const WIDEST: usize = 64;
 
-/// The group of a kernel that [`widens`], where asked for (`Options::wide`).
-pub const WIDE: usize = 128;
+/// The groups of a kernel that [`widens`], where asked for (`Options::wide`), widest first:
+/// a form takes the widest that divides its launch's blocks ([`wide_width`]).
+pub const WIDE: [usize; 2] = [256, 128];
+
+/// The lanes a group of the wide form of a kernel that [`widens`] to at `most` would have,
+/// compiled for blocks of `block_x` threads in x, if any (its registers may bound it lower:
+/// [`width`]).
+pub fn wide_width(block_x: u32, most: usize) -> Option<usize> {
+    WIDE.into_iter()
+        .find(|&w| w <= most && (block_x as usize).is_multiple_of(w))
+}
 
 /// Where group helpers read and write (a register's home, the operands they are passed in the
 /// spill area) starts on a cache line ([`Translator::helper_addr`]): a helper's 32-byte
@@ -88,7 +97,7 @@ fn helper_slot(b: &mut cranelift_frontend::FunctionBuilder, bytes: u32) -> Stack
 
 /// Threads per group for `f`: 16, 32, or [`WIDEST`] when the form is compiled for launches
 /// whose `ntid.x` (`block_x`) is a multiple of it (others run the one-thread form; a form
-/// compiled without a launch stays at 32), or [`WIDE`] where `wide` asks for it, the
+/// compiled without a launch stays at 32), or one of [`WIDE`] where `wide` asks for it, the
 /// launch allows and `f` [`widens`]. A predicate is one `i8x16` per 16 lanes; a 32-bit
 /// register is four `i32x4` per 16 lanes.
 pub fn width(f: &Function, block_x: Option<u32>, wide: bool) -> usize {
@@ -126,8 +135,12 @@ fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>, wide: bool)
         32
     } else if lane_by_lane > FEW_LANE_BY_LANE {
         16
-    } else if wide && allows(WIDE) && widens_given(f, uniform) {
-        WIDE
+    } else if let Some(w) = wide
+        .then(|| widens_given(f, uniform))
+        .flatten()
+        .and_then(|most| WIDE.into_iter().find(|&w| w <= most && allows(w)))
+    {
+        w
     } else if allows(WIDEST) {
         WIDEST
     } else if block_x.is_some_and(|x| x % 32 != 0 && x % 16 == 0) {
@@ -138,30 +151,45 @@ fn width_given(f: &Function, uniform: &[bool], block_x: Option<u32>, wide: bool)
     }
 }
 
-/// Whether `f`'s groups may be [`WIDE`], and gain by it: no branch or exit of it can
-/// diverge (a divergence mask holds [`WIDEST`] lanes), and a loop of it calls a group helper
-/// (`simd`), whose call then has twice the independent 16-half steps: the fma chain's
-/// helper is bound by a step's latency, the conversions', more than by its throughput
-/// (128 halves a call 1.68 ns a step, 256 1.50, in a C model of its loop; the chain 6.5%
-/// faster, with AVX2 too). Its group form compiles about 1.7 times as long, so the tier
+/// The widest group of [`WIDE`] that `f`'s groups may be and gain by, if any: none where a
+/// branch or exit of it can diverge (a divergence mask holds [`WIDEST`] lanes) or no loop of
+/// it calls a group helper (`simd`), whose call has two or four times the independent
+/// 16-half steps in a group of 128 or 256: the fma chain's helper is bound by a step's
+/// latency, the conversions', more than by its throughput (128 halves a call 1.68 ns a
+/// step, 256 1.50, in a C model of its loop). The f16x2 chain ran 6.5% faster at 128 lanes,
+/// 8–9% at 256 (`bench`: 0.504–0.508 → 0.515–0.521 of its AVX-512 ceiling from 128 to 256;
+/// the scalar f16 chain 5–9%, AVX2 3%); 256 only where its loops make at most
+/// [`FEW_HELPER_CALLS`]. Its group form compiles 1.4 or 2.2 times as long, so the tier
 /// compiles it only for a kernel that has run long in the 64-lane form (`tier`).
-pub fn widens(f: &Function) -> bool {
+pub fn widens(f: &Function) -> Option<usize> {
     widens_given(f, &uniform_registers(f))
 }
 
+/// The most group-helper calls a kernel's loops may make for its groups to gain by 256
+/// lanes over 128. A loop of more independent calls already overlaps one call's last steps
+/// with the next one's first: in loops of 1, 2, 3, 4, 8 and 16 `fma.rn.f16x2` on as many
+/// registers, 256 lanes ran 7, 7, 0, 2, 0 and −1% faster than 128 (and 128 than 64: 27, 24,
+/// 6, 4, 3 and 0%), for 1.7–2.6 times the compile.
+const FEW_HELPER_CALLS: usize = 2;
+
 /// [`widens`], with `f`'s [`uniform_registers`] already found.
-fn widens_given(f: &Function, uniform: &[bool]) -> bool {
+fn widens_given(f: &Function, uniform: &[bool]) -> Option<usize> {
     let body = f.body.as_deref().unwrap_or(&[]);
     let in_loop = loop_positions(f);
+    let calls = body
+        .iter()
+        .zip(&in_loop)
+        .filter(|&(i, &l)| l && by_group_helper(i))
+        .count();
     // (A cooperative group hands its lanes to the one-thread code as at a divergence.)
-    !super::sync::is_cooperative(f)
+    let never_diverges = !super::sync::is_cooperative(f)
         && body
             .iter()
-            .all(|i| !is_guarded_exit(i) || i.guard.is_some_and(|g| uniform[g.reg as usize]))
-        && body
-            .iter()
-            .zip(&in_loop)
-            .any(|(i, &l)| l && by_group_helper(i))
+            .all(|i| !is_guarded_exit(i) || i.guard.is_some_and(|g| uniform[g.reg as usize]));
+    if !never_diverges || calls == 0 {
+        return None;
+    }
+    Some(if calls <= FEW_HELPER_CALLS { 256 } else { 128 })
 }
 
 /// Whether `inst` is a half `add sub mul fma` that a group helper does (where the host has
@@ -1822,12 +1850,30 @@ mod tests {
     }
 
     #[test]
-    fn a_kernel_whose_loop_calls_a_group_helper_and_never_diverges_may_run_128_lanes() {
+    fn a_kernel_whose_loop_calls_a_group_helper_and_never_diverges_may_run_256_lanes() {
         // A loop on a uniform counter: the lanes always agree.
         let chain = "mov.u32 %r3, 0;\nLOOP:\nfma.rn.f16x2 %r2, %r2, %r2, %r2;\n\
                      add.u32 %r3, %r3, 1;\nsetp.lt.u32 %p, %r3, 9;\n@%p bra LOOP;";
-        assert_eq!(wide_width_for(chain, Some(256), true), 128);
+        assert_eq!(wide_width_for(chain, Some(256), true), 256);
+        assert_eq!(wide_width_for(chain, Some(768), true), 256);
+        // The widest that divides the blocks.
         assert_eq!(wide_width_for(chain, Some(128), true), 128);
+        assert_eq!(wide_width_for(chain, Some(384), true), 128);
+        // Or that the registers fit: 300 of 256 lanes would pass `MAX_REGISTERS`.
+        let movs: String = (0..300).map(|i| format!("mov.u32 %q{i}, %r1;\n")).collect();
+        let many = format!(".reg .b32 %q<300>;\n{movs}{chain}");
+        assert_eq!(wide_width_for(&many, Some(256), true), 128);
+        // Or that gains: more helper calls a loop overlap one another at 128 lanes.
+        let fma = "fma.rn.f16x2 %r2, %r2, %r2, %r2;\n";
+        let calls = |n: usize| chain.replace(fma, &fma.repeat(n));
+        assert_eq!(
+            wide_width_for(&calls(super::FEW_HELPER_CALLS), Some(256), true),
+            256
+        );
+        assert_eq!(
+            wide_width_for(&calls(super::FEW_HELPER_CALLS + 1), Some(256), true),
+            128
+        );
         // Not asked, or blocks not a multiple of 128: 64.
         assert_eq!(wide_width_for(chain, Some(256), false), 64);
         assert_eq!(wide_width_for(chain, Some(192), true), 64);
