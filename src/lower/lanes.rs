@@ -68,9 +68,9 @@ pub const WIDEST: usize = 64;
 /// a form takes the widest that divides its launch's blocks ([`wide_width`]).
 pub const WIDE: [usize; 2] = [256, 128];
 
-/// The lanes a group of the wide form of a kernel that [`widens`] to at `most` would have,
-/// compiled for blocks of `block_x` threads in x, if any (its registers may bound it lower:
-/// [`width`]).
+/// The lanes a group would have in the wide form, compiled for blocks of `block_x` threads
+/// in x, of a kernel that [`widens`] to `most` lanes, if any (its registers may bound it
+/// lower: [`width`]).
 pub fn wide_width(block_x: u32, most: usize) -> Option<usize> {
     WIDE.into_iter()
         .find(|&w| w <= most && (block_x as usize).is_multiple_of(w))
