@@ -350,10 +350,10 @@ mod x86 {
         _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_UNORD_Q>(sums[0], sums[1])) != 0
     }
 
-    /// The end of the AVX2 helpers' loops, over the `halves` halves at `dst`, which they
-    /// narrowed without looking at NaNs: where `nan_seen`, NaN halves become the canonical NaN
-    /// (a pass when a result was NaN, where a compare and a blend a step cost every call);
-    /// then `.sat .relu` ([`finish`]).
+    /// The end of the helpers' loops, over the `halves` halves at `dst`, which they narrowed
+    /// without looking at NaNs: where `nan_seen`, NaN halves become the canonical NaN (a pass
+    /// when a result was NaN, where a compare and a blend a step cost every call); then
+    /// `.sat .relu` ([`finish`]).
     ///
     /// # Safety
     /// `dst` must have `halves` halves, a multiple of 8.
@@ -424,14 +424,15 @@ mod x86 {
     }
 
     /// Sixteen lanes at once with AVX-512 on operands [`decode16`] made: one f32 operation
-    /// (the fma rounded to odd in f32: [`fma_to_odd16`]), one rounding to the half, NaN
-    /// results canonical, then [`finish`].
+    /// (the fma rounded to odd in f32: [`fma_to_odd16`]), one rounding to the half, then
+    /// [`finish`]; and f32 values that are NaN where a result is, which the caller sums to
+    /// find the NaN results it makes canonical after its loop ([`settle8`]: a NaN result
+    /// rounds to a NaN half, whose payload the rounding keeps or truncates).
     #[inline]
     #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx2,f16c,fma")]
-    pub fn arith16<const CODE: u32>(fa: __m512, fb: __m512, fc: __m512) -> __m256i {
+    pub fn arith16<const CODE: u32>(fa: __m512, fb: __m512, fc: __m512) -> (__m256i, __m512) {
         let m = mode(CODE);
         let only = |r| (r, r);
-        // (`nan_like`: a NaN where `r` is. A chain's latency is part of the helper's time.)
         let (r, nan_like) = match m.op {
             0 => only(_mm512_add_ps(fa, fb)),
             1 => only(_mm512_sub_ps(fa, fb)),
@@ -439,20 +440,17 @@ mod x86 {
             _ => fma_to_odd16(fa, fb, fc),
         };
         let r = if m.ftz { flush_tiny16(r, m.f) } else { r };
-        let number = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(nan_like, nan_like);
-        let canonical = _mm256_set1_epi16(CANONICAL_NAN as i16);
         let h = if m.bf16 {
+            // (A NaN's low 16 bits are zero here, those of a decoded bf16 or the default
+            // NaN: the addition carries nothing out of them, as in [`f32_to_bf16`].)
             let bits = _mm512_castps_si512(r);
             let odd = _mm512_and_si512(_mm512_srli_epi32::<16>(bits), _mm512_set1_epi32(1));
             let rounded = _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7FFF)), odd);
-            let h = _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(rounded));
-            _mm256_mask_blend_epi16(number, canonical, h)
+            _mm512_cvtepi32_epi16(_mm512_srli_epi32::<16>(rounded))
         } else {
-            // The conversion writes the lanes that are numbers over the canonical NaN: one
-            // instruction less than converting and then blending.
-            _mm512_mask_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(canonical, number, r)
+            _mm512_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r)
         };
-        finish(m, h)
+        (finish(m, h), nan_like)
     }
 
     /// Operand `k` of a group helper's call at half `i`, decoded ([`decode16`]): the sixteen
@@ -504,7 +502,8 @@ mod x86 {
             })
         });
         let m = mode(CODE);
-        for i in (0..halves as usize).step_by(16) {
+        // Sixteen halves at `i`; returns what [`arith16`] gives to sum.
+        let step = |i: usize| {
             // SAFETY: by the caller's promise.
             let operand = |k| unsafe { operand16::<UNIFORM>(m, x, given, k, i) };
             let third = if m.op == 3 {
@@ -512,10 +511,36 @@ mod x86 {
             } else {
                 _mm512_setzero_ps()
             };
-            let r = arith16::<CODE>(operand(0), operand(1), third);
+            let (h, nan_like) = arith16::<CODE>(operand(0), operand(1), third);
             // SAFETY: as above.
-            unsafe { _mm256_storeu_si256(dst.add(i).cast(), r) };
+            unsafe { _mm256_storeu_si256(dst.add(i).cast(), h) };
+            nan_like
+        };
+        // Two sums, so that their additions' latency is apart. (NaN results found by a sum,
+        // where a compare and a masked narrowing a step had made them canonical: the f16x2
+        // chain 0.510–0.527 → 0.539–0.543 × its ceiling, the `f16` and bf16x2 chains 1–5%
+        // faster: an addition issues beside the fma pipes, a compare that writes a mask to
+        // them, as measured on Zen 4: README, where the chain's gap goes.)
+        let halves = halves as usize;
+        let mut sums = [_mm512_setzero_ps(); 2];
+        let mut i = 0;
+        while i + 32 <= halves {
+            sums[0] = _mm512_add_ps(sums[0], step(i));
+            sums[1] = _mm512_add_ps(sums[1], step(i + 16));
+            i += 32;
         }
+        if i < halves {
+            sums[0] = _mm512_add_ps(sums[0], step(i));
+        }
+        let nan_seen = _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(sums[0], sums[1]) != 0;
+        // (`.sat .relu` are done: [`arith16`].)
+        let m = Mode {
+            sat: false,
+            relu: false,
+            ..m
+        };
+        // SAFETY: as above.
+        unsafe { settle8(m, dst, halves, nan_seen) };
     }
 
     /// [`operand16`] for eight halves.
