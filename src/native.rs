@@ -480,9 +480,10 @@ mod x86 {
     }
 
     /// The group helper ([`super::GroupHelper`]) with AVX-512: [`arith16`] over `halves`
-    /// halves (a multiple of 16) at `a`, `b`, `c`, results at `dst`; the operands with a bit
-    /// in `UNIFORM` are one 32-bit value each, decoded once a call ([`operand16`]). Only an
-    /// fma reads its third operand.
+    /// halves (a multiple of 16) at `a`, `b`, `c`, results at `dst`, NaN results made
+    /// canonical after the loop ([`settle8`]); the operands with a bit in `UNIFORM` are one
+    /// 32-bit value each, decoded once a call ([`operand16`]). Only an fma reads its third
+    /// operand.
     ///
     /// # Safety
     /// Each pointer without a bit in `UNIFORM` must have `halves` halves and be 16-byte
