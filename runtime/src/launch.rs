@@ -226,7 +226,8 @@ pub unsafe extern "C" fn ptxjit_poll_upgrade(ctx: *const BlockContext, done: u32
 /// runs on its caller's thread.
 const EXECUTOR_STACK_BYTES: u64 = 256 << 10;
 
-/// The fewest runs of units a worker's share of a grid is cut into (`run_grid`).
+/// How many ranges of units a worker's share of a grid is cut into where blocks are stolen
+/// (`run_grid`).
 const RUNS_PER_WORKER: u64 = 256;
 
 /// 128 bytes aligned to 128: the unit of a block's shared memory and of a kernel's parameter
@@ -761,28 +762,23 @@ unsafe fn run_grid(
     if clusters == 1 && workers::room_here(KERNEL_STACK_BYTES + EXECUTOR_STACK_BYTES) {
         return run_cluster(&mut scratch(), 0);
     }
-    let result = workers::run(|| match options.schedule {
-        Schedule::WorkStealing => {
-            // Units in runs: rayon's cost an item (tens of ns) is paid once a run, in a
-            // grid of many short blocks. At least `RUNS_PER_WORKER` runs a worker, so that
-            // stealing still evens out uneven blocks.
-            let workers = rayon::current_num_threads() as u64;
-            let run = (clusters / (workers * RUNS_PER_WORKER)).max(1);
-            (0..clusters.div_ceil(run))
-                .into_par_iter()
-                .try_for_each_init(scratch, |s, r| {
-                    (r * run..(r * run + run).min(clusters)).try_for_each(|c| run_cluster(s, c))
-                })
-        }
-        Schedule::Static => {
-            let workers = rayon::current_num_threads() as u64;
-            (0..workers)
-                .into_par_iter()
-                .try_for_each_init(scratch, |s, w| {
-                    (clusters * w / workers..clusters * (w + 1) / workers)
-                        .try_for_each(|c| run_cluster(s, c))
-                })
-        }
+    // The grid cut into ranges of consecutive units: one a worker (`Static`), or
+    // `RUNS_PER_WORKER` a worker (`WorkStealing`; a unit each in a smaller grid), so that
+    // rayon's cost an item (tens of ns) is paid once a range in a grid of many short blocks,
+    // while stealing still evens out uneven ones.
+    let worker_count = workers::count() as u64;
+    let ranges = match options.schedule {
+        Schedule::Static => worker_count,
+        Schedule::WorkStealing => clusters.min(worker_count * RUNS_PER_WORKER),
+    };
+    // (Range k's first unit; in 128 bits, since a grid's units may number up to 2^63.)
+    let start = |k: u64| (u128::from(clusters) * u128::from(k) / u128::from(ranges)) as u64;
+    let result = workers::run(|| {
+        (0..ranges)
+            .into_par_iter()
+            .try_for_each_init(scratch, |s, k| {
+                (start(k)..start(k + 1)).try_for_each(|c| run_cluster(s, c))
+            })
     });
     if let Some(failure) = ran_and_failed
         .into_inner()
@@ -859,7 +855,7 @@ mod tests {
 
     #[test]
     fn a_grid_cut_into_runs_runs_each_block_once() {
-        // Runs of more than one block (up to 195 workers), the last one short.
+        // Ranges of more than one block (up to 195 workers), of 195 or 196 blocks with 2.
         let cfg = LaunchConfig {
             grid: Dim3::new(1_000, 100, 1),
             block: Dim3::new(1, 1, 1),
@@ -868,7 +864,7 @@ mod tests {
             cooperative: false,
         };
         let blocks = 100_000;
-        assert!(blocks >= 2 * RUNS_PER_WORKER as usize * rayon::current_num_threads());
+        assert!(blocks >= 2 * RUNS_PER_WORKER as usize * workers::count());
         unsafe { launch(count_each_block, &cfg, &[], 0, None) }
             .unwrap()
             .unwrap();
